@@ -1,0 +1,353 @@
+/**
+ * Account actor: one per account, local or remote.
+ *
+ * Mastodon keeps "manually approves followers" (locked), the moderation flags (silenced,
+ * suspended), the login flag (disabled, a User attribute) and the redirect (moved_to) as
+ * independent columns: an account can be locked AND silenced AND moved at once, and lifting a
+ * suspension gives back a silenced account if it was silenced before. So the machine is one
+ * parallel state with a region per concern, plus a terminal `deleted` state:
+ *
+ *     existing (parallel)
+ *       locking:    unlocked | locked          account.lock / account.unlock
+ *       silencing:  unsilenced | silenced      account.silence / account.unsilence
+ *       suspension: unsuspended | suspended    account.suspend / account.unsuspend
+ *       login:      enabled | disabled         account.disable / account.enable
+ *       migration:  unmoved | moved            account.move {targetAccountId} / account.unmove
+ *     deleted (final)                          account.delete, from any existing configuration
+ *
+ * The issue's named states map onto configurations: "active" = existing with every region at
+ * its first state; "locked", "silenced", "suspended", "disabled", "moved" = that region in that
+ * state; "deleted" = deleted. `accountFlags()` reads them back as booleans for services.
+ *
+ * Rules (decided from Mastodon's behaviour):
+ * - An event that would not change its region is not accepted (lock a locked account, silence a
+ *   silenced one …). Services treat such a rejection as an idempotent no-op where Mastodon does
+ *   (e.g. `update_credentials` with `locked` unchanged) or report 422.
+ * - `deleted` accepts nothing, ever (Mastodon deletes are irreversible; a re-created remote
+ *   actor with the same URI is a new account row and a new actor).
+ * - A suspended account cannot lock, unlock, move or unmove: its owner cannot act, and its
+ *   profile is frozen until unsuspended. Moderators can still silence/unsilence and
+ *   disable/enable it (separate columns in Mastodon), and it can be deleted (Mastodon's admin
+ *   "delete account data" requires a suspended account; that precondition is the admin
+ *   endpoint's to check, since self-deletion and remote Delete do not require it).
+ * - `account.move` needs a target other than the account itself and other than the current
+ *   redirect: a moved account may move again to a different target (Mastodon allows a new
+ *   migration; the 30-day cooldown is a clock rule, checked by the service), but a duplicate
+ *   Move to the same target is rejected so followers are not migrated twice.
+ * - `account.unmove` clears the redirect (Mastodon "cancel redirect" / a remote actor Update
+ *   without movedTo). Allowed only while moved and not suspended.
+ * - Disabled only blocks logging in; it does not restrict the other regions.
+ *
+ * Emitted (payloads carry the account id; effects federate and surface them):
+ *   account.locked, account.unlocked (follow service: accept pending requests except from
+ *   silenced/muted requesters, see follow.machine.ts `target.unlocked`), account.silenced,
+ *   account.unsilenced, account.suspended, account.unsuspended, account.disabled,
+ *   account.enabled, account.moved {targetAccountId, previousTargetAccountId},
+ *   account.unmoved {previousTargetAccountId}, account.deleted.
+ *
+ * New accounts start `active`. To seed an actor for an existing row (a remote account fetched
+ * already locked, a backfill), build the snapshot with `accountSnapshot(...)` instead of
+ * replaying events, so no domain events are emitted for facts that are not news.
+ */
+import { and, assign, emit, setup, stateIn } from 'xstate';
+import type { PersistedSnapshot } from '../runtime/step.ts';
+import { canonicalize } from '../runtime/step.ts';
+
+export interface AccountContext {
+  accountId: string;
+  /** The account this one redirects to while `migration` is `moved`, else null. */
+  movedToAccountId: string | null;
+}
+
+export interface AccountInput {
+  accountId: string;
+}
+
+export type AccountEvent =
+  | { type: 'account.lock' }
+  | { type: 'account.unlock' }
+  | { type: 'account.silence' }
+  | { type: 'account.unsilence' }
+  | { type: 'account.suspend' }
+  | { type: 'account.unsuspend' }
+  | { type: 'account.disable' }
+  | { type: 'account.enable' }
+  | { type: 'account.move'; targetAccountId: string }
+  | { type: 'account.unmove' }
+  | { type: 'account.delete' };
+
+export type AccountEmitted =
+  | { type: 'account.locked'; accountId: string }
+  | { type: 'account.unlocked'; accountId: string }
+  | { type: 'account.silenced'; accountId: string }
+  | { type: 'account.unsilenced'; accountId: string }
+  | { type: 'account.suspended'; accountId: string }
+  | { type: 'account.unsuspended'; accountId: string }
+  | { type: 'account.disabled'; accountId: string }
+  | { type: 'account.enabled'; accountId: string }
+  | { type: 'account.moved'; accountId: string; targetAccountId: string; previousTargetAccountId: string | null }
+  | { type: 'account.unmoved'; accountId: string; previousTargetAccountId: string }
+  | { type: 'account.deleted'; accountId: string };
+
+type SimpleEmittedType = Exclude<AccountEmitted['type'], 'account.moved' | 'account.unmoved'>;
+
+const unsuspended = stateIn({ existing: { suspension: 'unsuspended' } });
+
+export const accountMachine = setup({
+  types: {
+    context: {} as AccountContext,
+    events: {} as AccountEvent,
+    input: {} as AccountInput,
+    emitted: {} as AccountEmitted,
+  },
+  actions: {
+    announce: emit(({ context }, params: { type: SimpleEmittedType }) => ({
+      type: params.type,
+      accountId: context.accountId,
+    })),
+    // Emit before assigning: the payload reports the redirect being replaced.
+    announceMove: emit(({ context, event }) => ({
+      type: 'account.moved' as const,
+      accountId: context.accountId,
+      targetAccountId: (event as Extract<AccountEvent, { type: 'account.move' }>).targetAccountId,
+      previousTargetAccountId: context.movedToAccountId,
+    })),
+    recordMove: assign({
+      movedToAccountId: ({ event }) => (event as Extract<AccountEvent, { type: 'account.move' }>).targetAccountId,
+    }),
+    announceUnmove: emit(({ context }) => ({
+      type: 'account.unmoved' as const,
+      accountId: context.accountId,
+      // Invariant: `moved` ⇔ movedToAccountId !== null (recordMove / clearMove keep it).
+      previousTargetAccountId: context.movedToAccountId ?? '',
+    })),
+    clearMove: assign({ movedToAccountId: null }),
+  },
+  guards: {
+    isNewMoveTarget: ({ context, event }) =>
+      event.type === 'account.move' &&
+      typeof event.targetAccountId === 'string' &&
+      event.targetAccountId !== '' &&
+      event.targetAccountId !== context.accountId &&
+      event.targetAccountId !== context.movedToAccountId,
+  },
+}).createMachine({
+  id: 'account',
+  context: ({ input }) => {
+    if (typeof input?.accountId !== 'string' || input.accountId === '') {
+      throw new TypeError('account: input.accountId must be a non-empty string');
+    }
+    return { accountId: input.accountId, movedToAccountId: null };
+  },
+  initial: 'existing',
+  states: {
+    existing: {
+      type: 'parallel',
+      on: {
+        'account.delete': {
+          target: 'deleted',
+          actions: { type: 'announce', params: { type: 'account.deleted' } },
+        },
+      },
+      states: {
+        locking: {
+          initial: 'unlocked',
+          states: {
+            unlocked: {
+              on: {
+                'account.lock': {
+                  guard: unsuspended,
+                  target: 'locked',
+                  actions: { type: 'announce', params: { type: 'account.locked' } },
+                },
+              },
+            },
+            locked: {
+              on: {
+                'account.unlock': {
+                  guard: unsuspended,
+                  target: 'unlocked',
+                  actions: { type: 'announce', params: { type: 'account.unlocked' } },
+                },
+              },
+            },
+          },
+        },
+        silencing: {
+          initial: 'unsilenced',
+          states: {
+            unsilenced: {
+              on: {
+                'account.silence': {
+                  target: 'silenced',
+                  actions: { type: 'announce', params: { type: 'account.silenced' } },
+                },
+              },
+            },
+            silenced: {
+              on: {
+                'account.unsilence': {
+                  target: 'unsilenced',
+                  actions: { type: 'announce', params: { type: 'account.unsilenced' } },
+                },
+              },
+            },
+          },
+        },
+        suspension: {
+          initial: 'unsuspended',
+          states: {
+            unsuspended: {
+              on: {
+                'account.suspend': {
+                  target: 'suspended',
+                  actions: { type: 'announce', params: { type: 'account.suspended' } },
+                },
+              },
+            },
+            suspended: {
+              on: {
+                'account.unsuspend': {
+                  target: 'unsuspended',
+                  actions: { type: 'announce', params: { type: 'account.unsuspended' } },
+                },
+              },
+            },
+          },
+        },
+        login: {
+          initial: 'enabled',
+          states: {
+            enabled: {
+              on: {
+                'account.disable': {
+                  target: 'disabled',
+                  actions: { type: 'announce', params: { type: 'account.disabled' } },
+                },
+              },
+            },
+            disabled: {
+              on: {
+                'account.enable': {
+                  target: 'enabled',
+                  actions: { type: 'announce', params: { type: 'account.enabled' } },
+                },
+              },
+            },
+          },
+        },
+        migration: {
+          initial: 'unmoved',
+          states: {
+            unmoved: {
+              on: {
+                'account.move': {
+                  guard: and([unsuspended, 'isNewMoveTarget']),
+                  target: 'moved',
+                  actions: ['announceMove', 'recordMove'],
+                },
+              },
+            },
+            moved: {
+              on: {
+                'account.move': {
+                  guard: and([unsuspended, 'isNewMoveTarget']),
+                  target: 'moved',
+                  actions: ['announceMove', 'recordMove'],
+                },
+                'account.unmove': {
+                  guard: unsuspended,
+                  target: 'unmoved',
+                  actions: ['announceUnmove', 'clearMove'],
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    deleted: { type: 'final' },
+  },
+});
+
+export type AccountSnapshot = PersistedSnapshot<AccountContext>;
+
+export interface AccountFlags {
+  locked: boolean;
+  silenced: boolean;
+  suspended: boolean;
+  disabled: boolean;
+  moved: boolean;
+  movedToAccountId: string | null;
+  deleted: boolean;
+}
+
+type ExistingValue = {
+  locking: 'unlocked' | 'locked';
+  silencing: 'unsilenced' | 'silenced';
+  suspension: 'unsuspended' | 'suspended';
+  login: 'enabled' | 'disabled';
+  migration: 'unmoved' | 'moved';
+};
+
+/** The account's flags as booleans, read from a persisted snapshot (for services and rows). */
+export function accountFlags(snapshot: AccountSnapshot): AccountFlags {
+  if (snapshot.value === 'deleted') {
+    return {
+      locked: false,
+      silenced: false,
+      suspended: false,
+      disabled: false,
+      moved: false,
+      movedToAccountId: null,
+      deleted: true,
+    };
+  }
+  const regions = (snapshot.value as { existing: Partial<ExistingValue> }).existing;
+  const moved = regions.migration === 'moved';
+  return {
+    locked: regions.locking === 'locked',
+    silenced: regions.silencing === 'silenced',
+    suspended: regions.suspension === 'suspended',
+    disabled: regions.login === 'disabled',
+    moved,
+    movedToAccountId: moved ? snapshot.context.movedToAccountId : null,
+    deleted: false,
+  };
+}
+
+export interface AccountSeed {
+  accountId: string;
+  locked?: boolean;
+  silenced?: boolean;
+  suspended?: boolean;
+  disabled?: boolean;
+  /** Non-null: the account already redirects there. */
+  movedToAccountId?: string | null;
+}
+
+/**
+ * A version-0 persisted snapshot for an account whose flags are already known (a remote
+ * account fetched for the first time, a backfill of existing rows). Nothing is emitted: these
+ * facts are not news. Insert it, then `step` it like any other snapshot.
+ */
+export function accountSnapshot(seed: AccountSeed): AccountSnapshot {
+  if (typeof seed.accountId !== 'string' || seed.accountId === '') {
+    throw new TypeError('account: accountId must be a non-empty string');
+  }
+  const movedTo = seed.movedToAccountId ?? null;
+  if (movedTo !== null && (movedTo === '' || movedTo === seed.accountId)) {
+    throw new TypeError('account: movedToAccountId must be another account');
+  }
+  const existing: ExistingValue = {
+    locking: seed.locked ? 'locked' : 'unlocked',
+    silencing: seed.silenced ? 'silenced' : 'unsilenced',
+    suspension: seed.suspended ? 'suspended' : 'unsuspended',
+    login: seed.disabled ? 'disabled' : 'enabled',
+    migration: movedTo === null ? 'unmoved' : 'moved',
+  };
+  return canonicalize(
+    { value: { existing }, context: { accountId: seed.accountId, movedToAccountId: movedTo }, version: 0 },
+    'account snapshot',
+  ) as AccountSnapshot;
+}

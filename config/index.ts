@@ -1,0 +1,322 @@
+/**
+ * Roost's configuration: defaults < optional JSON config file < ROOST_* environment variables.
+ * The only module in Roost that reads process.env. Everything is validated once here; a bad
+ * value stops the boot with a ConfigError that names the key and the problem.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export type RegistrationsMode = 'open' | 'approval' | 'closed';
+export type FederationMode = 'open' | 'allowlist';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface InstanceRule {
+  text: string;
+  hint: string;
+}
+
+export interface RoostConfig {
+  /** The local domain: the host part of every local account's handle (alice@DOMAIN). */
+  domain: string;
+  /** Absolute base URL the instance is reached at, without a trailing slash. */
+  publicUrl: string;
+  host: string;
+  port: number;
+  /** Where the embedded database, generated secrets and the control socket live. */
+  dataDir: string;
+  /** A PostgreSQL URL; undefined means the embedded database in dataDir. */
+  databaseUrl: string | undefined;
+  registrations: { mode: RegistrationsMode; message: string | null };
+  instance: {
+    title: string;
+    shortDescription: string;
+    description: string;
+    contactEmail: string;
+    contactUsername: string | null;
+    rules: InstanceRule[];
+    privacyPolicy: string | null;
+    statusPageUrl: string | null;
+    /** Where this server's source code can be had (the AGPL asks operators to offer it). */
+    sourceUrl: string;
+    languages: string[];
+  };
+  federation: { mode: FederationMode; allowPrivateAddresses: boolean };
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** One configuration key: its environment variable, its place in the file, and its parser. */
+interface KeySpec {
+  env: string;
+  file: string; // dotted path in the JSON config file
+  parse: (raw: unknown, key: string) => unknown;
+  default: (partial: Record<string, unknown>) => unknown;
+}
+
+function fail(key: string, problem: string): never {
+  throw new ConfigError(`Invalid configuration ${key}: ${problem}`);
+}
+
+const str =
+  (opts: { nonEmpty?: boolean; max?: number } = {}) =>
+  (raw: unknown, key: string) => {
+    if (typeof raw !== 'string') fail(key, `must be a string, got ${JSON.stringify(raw)}`);
+    if (opts.nonEmpty && raw.trim() === '') fail(key, 'must not be empty');
+    if (opts.max && raw.length > opts.max) fail(key, `must be at most ${opts.max} characters`);
+    return raw;
+  };
+
+const nullableStr = (raw: unknown, key: string) => {
+  if (raw === null || raw === '') return null;
+  return str()(raw, key);
+};
+
+const oneOf =
+  <T extends string>(...values: T[]) =>
+  (raw: unknown, key: string): T => {
+    if (typeof raw !== 'string' || !values.includes(raw as T)) {
+      fail(key, `must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+    }
+    return raw as T;
+  };
+
+const integer = (min: number, max: number) => (raw: unknown, key: string) => {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+};
+
+const bool = (raw: unknown, key: string) => {
+  if (typeof raw === 'boolean') return raw;
+  if (raw === '1' || raw === 'true' || raw === 'yes' || raw === 'on') return true;
+  if (raw === '0' || raw === 'false' || raw === 'no' || raw === 'off' || raw === '') return false;
+  fail(key, `must be a boolean (1/0, true/false), got ${JSON.stringify(raw)}`);
+};
+
+const domain = (raw: unknown, key: string) => {
+  const s = str({ nonEmpty: true })(raw, key).toLowerCase();
+  // host or host:port; no scheme, no path.
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/.test(s)) {
+    fail(key, `must be a host name, optionally with :port (like example.com), got ${JSON.stringify(raw)}`);
+  }
+  return s;
+};
+
+const httpUrl = (raw: unknown, key: string) => {
+  const s = str({ nonEmpty: true })(raw, key);
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    fail(key, `must be an absolute URL, got ${JSON.stringify(raw)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') fail(key, 'must be an http or https URL');
+  return s.replace(/\/+$/, '');
+};
+
+const nullableHttpUrl = (raw: unknown, key: string) => (raw === null || raw === '' ? null : httpUrl(raw, key));
+
+const pgUrl = (raw: unknown, key: string) => {
+  if (raw === null || raw === '' || raw === undefined) return undefined;
+  const s = str()(raw, key);
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    fail(key, `must be a postgres:// URL, got ${JSON.stringify(raw)}`);
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') fail(key, 'must be a postgres:// or postgresql:// URL');
+  return s;
+};
+
+const rules = (raw: unknown, key: string): InstanceRule[] => {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      fail(key, 'must be a JSON array of rules (strings or {"text","hint"} objects)');
+    }
+  }
+  if (!Array.isArray(value)) fail(key, 'must be an array of rules');
+  return value.map((r, i) => {
+    if (typeof r === 'string' && r.trim()) return { text: r, hint: '' };
+    if (r && typeof r === 'object' && typeof (r as InstanceRule).text === 'string' && (r as InstanceRule).text.trim()) {
+      const hint = (r as InstanceRule).hint ?? '';
+      if (typeof hint !== 'string') fail(`${key}[${i}].hint`, 'must be a string');
+      return { text: (r as InstanceRule).text, hint };
+    }
+    return fail(`${key}[${i}]`, 'must be a non-empty string or an object with a non-empty "text"');
+  });
+};
+
+const languages = (raw: unknown, key: string): string[] => {
+  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+  if (!Array.isArray(list) || list.length === 0) fail(key, 'must be a non-empty list of ISO 639-1 codes');
+  for (const l of list) if (typeof l !== 'string' || !/^[a-z]{2,3}$/.test(l)) fail(key, `${JSON.stringify(l)} is not an ISO 639 code`);
+  return list as string[];
+};
+
+function isPrivateHost(d: string): boolean {
+  const host = d.replace(/:\d+$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test') || /^(127|10)\.|^192\.168\.|^172\.(1[6-9]|2\d|3[01])\./.test(host);
+}
+
+const SPECS: Record<string, KeySpec> = {
+  domain: { env: 'ROOST_DOMAIN', file: 'domain', parse: domain, default: () => 'localhost:3000' },
+  publicUrl: {
+    env: 'ROOST_PUBLIC_URL',
+    file: 'publicUrl',
+    parse: httpUrl,
+    default: (c) => `${isPrivateHost(c.domain as string) ? 'http' : 'https'}://${c.domain}`,
+  },
+  host: { env: 'ROOST_HOST', file: 'host', parse: str({ nonEmpty: true }), default: () => '127.0.0.1' },
+  port: { env: 'ROOST_PORT', file: 'port', parse: integer(0, 65535), default: () => 3000 },
+  dataDir: { env: 'ROOST_DATA_DIR', file: 'dataDir', parse: str({ nonEmpty: true }), default: () => './data' },
+  databaseUrl: { env: 'ROOST_DATABASE_URL', file: 'databaseUrl', parse: pgUrl, default: () => undefined },
+  'registrations.mode': {
+    env: 'ROOST_REGISTRATIONS',
+    file: 'registrations.mode',
+    parse: oneOf<RegistrationsMode>('open', 'approval', 'closed'),
+    default: () => 'open',
+  },
+  'registrations.message': {
+    env: 'ROOST_REGISTRATIONS_MESSAGE',
+    file: 'registrations.message',
+    parse: nullableStr,
+    default: () => null,
+  },
+  'instance.title': { env: 'ROOST_TITLE', file: 'instance.title', parse: str({ nonEmpty: true, max: 200 }), default: () => 'Roost' },
+  'instance.shortDescription': {
+    env: 'ROOST_SHORT_DESCRIPTION',
+    file: 'instance.shortDescription',
+    parse: str({ max: 500 }),
+    default: () => 'A Roost server: a small corner of the fediverse.',
+  },
+  'instance.description': { env: 'ROOST_DESCRIPTION', file: 'instance.description', parse: str(), default: () => '' },
+  'instance.contactEmail': { env: 'ROOST_CONTACT_EMAIL', file: 'instance.contactEmail', parse: str(), default: () => '' },
+  'instance.contactUsername': {
+    env: 'ROOST_CONTACT_ACCOUNT',
+    file: 'instance.contactUsername',
+    parse: nullableStr,
+    default: () => null,
+  },
+  'instance.rules': { env: 'ROOST_RULES', file: 'instance.rules', parse: rules, default: () => [] },
+  'instance.privacyPolicy': { env: 'ROOST_PRIVACY_POLICY', file: 'instance.privacyPolicy', parse: nullableStr, default: () => null },
+  'instance.statusPageUrl': { env: 'ROOST_STATUS_PAGE_URL', file: 'instance.statusPageUrl', parse: nullableHttpUrl, default: () => null },
+  'instance.sourceUrl': {
+    env: 'ROOST_SOURCE_URL',
+    file: 'instance.sourceUrl',
+    parse: httpUrl,
+    default: (c) => (c.publicUrl as string),
+  },
+  'instance.languages': { env: 'ROOST_LANGUAGES', file: 'instance.languages', parse: languages, default: () => ['en'] },
+  'federation.mode': {
+    env: 'ROOST_FEDERATION_MODE',
+    file: 'federation.mode',
+    parse: oneOf<FederationMode>('open', 'allowlist'),
+    default: () => 'open',
+  },
+  'federation.allowPrivateAddresses': {
+    env: 'ROOST_ALLOW_PRIVATE_ADDRESSES',
+    file: 'federation.allowPrivateAddresses',
+    parse: bool,
+    default: () => false,
+  },
+  logLevel: {
+    env: 'ROOST_LOG_LEVEL',
+    file: 'logLevel',
+    parse: oneOf<LogLevel>('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+    default: () => 'info',
+  },
+};
+
+/** The documented table of keys (README and `roost config` print it). */
+export const CONFIG_KEYS = Object.entries(SPECS).map(([key, s]) => ({ key, env: s.env }));
+
+function getPath(obj: unknown, dotted: string): unknown {
+  let cur = obj;
+  for (const part of dotted.split('.')) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let cur = obj;
+  for (const part of parts.slice(0, -1)) cur = (cur[part] ??= {}) as Record<string, unknown>;
+  cur[parts[parts.length - 1]] = value;
+}
+
+const FILE_KEYS = new Set(Object.values(SPECS).map((s) => s.file));
+
+function checkUnknownFileKeys(obj: unknown, file: string, prefix = ''): void {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return;
+  for (const [k, v] of Object.entries(obj)) {
+    const dotted = prefix ? `${prefix}.${k}` : k;
+    if (FILE_KEYS.has(dotted)) continue;
+    const isParent = [...FILE_KEYS].some((f) => f.startsWith(`${dotted}.`));
+    if (!isParent) throw new ConfigError(`Invalid configuration file ${file}: unknown key "${dotted}"`);
+    checkUnknownFileKeys(v, file, dotted);
+  }
+}
+
+export interface LoadConfigOptions {
+  env?: Env;
+  /** A JSON config file; default: ROOST_CONFIG, else ./roost.config.json when it exists. */
+  file?: string;
+  /** Values that win over everything (tests, the lab); same shape as the file. */
+  overrides?: Record<string, unknown>;
+  cwd?: string;
+}
+
+export function loadConfig(opts: LoadConfigOptions = {}): RoostConfig {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  let fileData: unknown = {};
+  const explicitFile = opts.file ?? env.ROOST_CONFIG;
+  const file = explicitFile ?? (existsSync(path.join(cwd, 'roost.config.json')) ? 'roost.config.json' : undefined);
+  if (file) {
+    const p = path.resolve(cwd, file);
+    let text: string;
+    try {
+      text = readFileSync(p, 'utf8');
+    } catch (e) {
+      throw new ConfigError(`Cannot read configuration file ${p}: ${(e as Error).message}`);
+    }
+    try {
+      fileData = JSON.parse(text);
+    } catch (e) {
+      throw new ConfigError(`Invalid configuration file ${p}: not JSON (${(e as Error).message})`);
+    }
+    checkUnknownFileKeys(fileData, p);
+  }
+
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(SPECS)) {
+    const override = opts.overrides ? getPath(opts.overrides, spec.file) : undefined;
+    const fromEnv = env[spec.env];
+    const fromFile = getPath(fileData, spec.file);
+    let value: unknown;
+    if (override !== undefined) value = spec.parse(override, key);
+    else if (fromEnv !== undefined) value = spec.parse(fromEnv, spec.env);
+    else if (fromFile !== undefined) value = spec.parse(fromFile, `${spec.file} (in ${file})`);
+    else value = spec.default(out);
+    setPath(out, key, value);
+  }
+  const config = out as unknown as RoostConfig;
+  config.dataDir = path.resolve(cwd, config.dataDir);
+  return config;
+}
+
+/** Whether a host name is a loopback/private address (used for the http default of publicUrl). */
+export { isPrivateHost };

@@ -1,0 +1,53 @@
+/**
+ * Bearer authentication for REST routes: `Authorization: Bearer <token>` (or `access_token` in
+ * the query, as Mastodon allows) → the viewer and the token's scopes.
+ * 401 without a valid token; 403 when the token lacks every one of the scopes the route accepts;
+ * 422 "This method requires an authenticated user" for app-only tokens on user routes.
+ */
+import type { RequestContext } from '../http/index.ts';
+import type { Services } from '../context.ts';
+import { RoostError } from '../lib/errors.ts';
+import { anyScopeSatisfied } from '../lib/scopes.ts';
+import { viewerForToken, type Viewer } from '../services/tokens.ts';
+import type { Account, User } from '../db/entities/index.ts';
+
+export type UserViewer = Viewer & { user: User; account: Account };
+
+function bearer(ctx: RequestContext): string | null {
+  const header = ctx.headers.get('authorization');
+  if (header) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return m ? m[1] : null;
+  }
+  const q = ctx.query.access_token;
+  return typeof q === 'string' && q ? q : null;
+}
+
+const VIEWER = Symbol('viewer');
+
+/** The viewer if a valid token came with the request, else null (public endpoints). */
+export async function optionalViewer(services: Services, ctx: RequestContext): Promise<Viewer | null> {
+  const state = ctx.state as Record<symbol, Viewer | null | undefined>;
+  if (state[VIEWER] !== undefined) return state[VIEWER];
+  const token = bearer(ctx);
+  const viewer = token ? await viewerForToken(services, token) : null;
+  if (token && !viewer) throw new RoostError(401, 'The access token is invalid');
+  state[VIEWER] = viewer;
+  return viewer;
+}
+
+/** A token with one of `scopes` (app tokens allowed). */
+export async function requireToken(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<Viewer> {
+  const viewer = await optionalViewer(services, ctx);
+  if (!viewer) throw new RoostError(401, 'The access token is invalid');
+  if (!anyScopeSatisfied(viewer.scopes, scopes)) throw new RoostError(403, 'This action is outside the authorized scopes');
+  return viewer;
+}
+
+/** A user's token with one of `scopes`. */
+export async function requireUser(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<UserViewer> {
+  const viewer = await requireToken(services, ctx, scopes);
+  if (!viewer.user || !viewer.account) throw new RoostError(422, 'This method requires an authenticated user');
+  if (!viewer.user.approved) throw new RoostError(403, 'Your login is currently pending approval');
+  return viewer as UserViewer;
+}

@@ -1,0 +1,22 @@
+import type { Logger } from 'pino';
+import type { RoostConfig } from '../config/index.ts';
+import type { RoostSecrets } from '../config/secrets.ts';
+import type { Database } from './db/orm.ts';
+import type { IdGenerator } from './lib/snowflake.ts';
+import type { Clock } from './lib/clock.ts';
+
+/**
+ * What every service gets: one instance's configuration, database, clock, id generator and logger.
+ * Nothing in Roost is global, so several instances live side by side in one process (tests, the
+ * federation lab), each with its own Services.
+ */
+export interface Services {
+  config: RoostConfig;
+  secrets: RoostSecrets;
+  db: Database;
+  clock: Clock;
+  ids: IdGenerator;
+  log: Logger;
+  /** The package version, reported by NodeInfo and the instance API. */
+  version: string;
+}

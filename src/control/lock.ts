@@ -1,0 +1,58 @@
+/**
+ * The embedded database (PGlite) belongs to one process. Whoever opens the data directory takes
+ * this lock first: an exclusive pid file, reclaimed when the process that wrote it is gone.
+ */
+import { openSync, writeSync, closeSync, readFileSync, unlinkSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+export class DataDirLockedError extends Error {
+  override name = 'DataDirLockedError';
+  readonly pid: number;
+  constructor(dir: string, pid: number) {
+    super(`The data directory ${dir} is in use by process ${pid}.`);
+    this.pid = pid;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface DataDirLock {
+  release(): void;
+}
+
+export function lockDataDir(dataDir: string): DataDirLock {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'roost.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirLockedError(dataDir, pid);
+      unlinkSync(file); // stale: its process is gone
+    }
+  }
+  throw new Error(`Could not lock ${dataDir}`);
+}

@@ -1,0 +1,20 @@
+import { Migration20261122000000_core } from './Migration20261122000000_core.ts';
+import { Migration20261122000100_jobs } from './Migration20261122000100_jobs.ts';
+import { Migration20261122010000_oauth } from './Migration20261122010000_oauth.ts';
+import { Migration20261122020000_oauth_more } from './Migration20261122020000_oauth_more.ts';
+import { Migration20261122030000_profiles } from './Migration20261122030000_profiles.ts';
+import { Migration20261122040000_relationships } from './Migration20261122040000_relationships.ts';
+import { Migration20261122045000_suggestions_moves } from './Migration20261122045000_suggestions_moves.ts';
+import { Migration20261122050000_notes_pins_domain_blocks } from './Migration20261122050000_notes_pins_domain_blocks.ts';
+
+/** Every migration, in order. Committed migrations never change; add a new one instead. */
+export const MIGRATIONS = [
+  Migration20261122000000_core,
+  Migration20261122000100_jobs,
+  Migration20261122010000_oauth,
+  Migration20261122020000_oauth_more,
+  Migration20261122030000_profiles,
+  Migration20261122040000_relationships,
+  Migration20261122045000_suggestions_moves,
+  Migration20261122050000_notes_pins_domain_blocks,
+];

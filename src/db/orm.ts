@@ -1,0 +1,104 @@
+/**
+ * Opens the database: MikroORM on a PostgreSQL server when a URL is configured, on PGlite (the
+ * embedded PostgreSQL in WASM) in the data directory otherwise. Same SQL dialect either way.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { PGlite } from '@electric-sql/pglite';
+import { MikroORM as PgMikroORM } from '@mikro-orm/postgresql';
+import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import { Migrator } from '@mikro-orm/migrations';
+import { ENTITIES } from './entities/index.ts';
+import { MIGRATIONS } from './migrations/index.ts';
+import { sqlFromEm, type Sql } from './sql.ts';
+
+export interface Database {
+  orm: MikroORM;
+  kind: 'postgres' | 'pglite';
+  /** A fresh entity manager: one per request or job. */
+  em(): EntityManager;
+  /** Plain SQL outside any transaction. */
+  sql: Sql;
+  /** The embedded database, when there is one (for dumps and tests). */
+  pglite?: PGlite;
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  databaseUrl?: string;
+  /** Data directory; the embedded cluster lives in <dataDir>/pg. */
+  dataDir?: string;
+  /** An already-open PGlite (tests clone a prepared cluster into one). */
+  pglite?: PGlite;
+  log?: Logger;
+  /** Pool size on a PostgreSQL server. */
+  poolMax?: number;
+}
+
+export function embeddedClusterDir(dataDir: string): string {
+  return path.join(dataDir, 'pg');
+}
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  const log = opts.log?.child({ module: 'db' });
+  const common = {
+    entities: ENTITIES,
+    extensions: [Migrator],
+    migrations: { migrationsList: MIGRATIONS, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    debug: false,
+    allowGlobalContext: false,
+    logger: (msg: string) => log?.debug(msg),
+    discovery: { warnWhenNoEntities: false },
+  };
+  let orm: MikroORM;
+  let pglite: PGlite | undefined;
+  let ownsPglite = false;
+  if (opts.databaseUrl && !opts.pglite) {
+    orm = await PgMikroORM.init({
+      ...common,
+      clientUrl: opts.databaseUrl,
+      pool: { min: 0, max: opts.poolMax ?? 10 },
+    });
+  } else {
+    pglite = opts.pglite;
+    if (!pglite) {
+      if (!opts.dataDir) throw new Error('openDatabase: a databaseUrl or a dataDir is required');
+      const dir = embeddedClusterDir(opts.dataDir);
+      mkdirSync(dir, { recursive: true });
+      try {
+        pglite = await PGlite.create({ dataDir: dir });
+      } catch (e) {
+        throw new Error(
+          `Cannot open the embedded database in ${dir}: ${(e as Error).message}. ` +
+            'Is another Roost process using this data directory? Stop it, or use its CLI through the running server.',
+          { cause: e },
+        );
+      }
+      ownsPglite = true;
+    }
+    const instance = pglite;
+    orm = await PgliteMikroORM.init({ ...common, dbName: 'roost', driverOptions: { pglite: instance } });
+  }
+
+  const db: Database = {
+    orm,
+    kind: pglite ? 'pglite' : 'postgres',
+    em: () => orm.em.fork(),
+    sql: sqlFromEm(orm.em.fork()),
+    pglite,
+    async migrate() {
+      const done = await orm.migrator.up();
+      const names = done.map((m) => m.name);
+      if (names.length) log?.info({ migrations: names }, 'migrations applied');
+      return names;
+    },
+    async close() {
+      await orm.close(true);
+      if (ownsPglite && pglite && !pglite.closed) await pglite.close();
+    },
+  };
+  return db;
+}

@@ -1,0 +1,62 @@
+// src/http — Roost's HTTP layer on uWebSockets.js (the only code that imports uWS).
+//
+// Serving
+//   startHttpServer({ host, port, router, log, fallback?, maxBodyBytes?, maxUploadBytes?,
+//                     multipart?, publicUrl?, cors?, accessLog?, ws? }): Promise<HttpServer>
+//     HttpServer = { port, inFlight, close({ drainMs? }): Promise<void> }
+//     - unmatched paths → `fallback(request, ctx)` (Fedify's federation.fetch; give it an
+//       onNotFound that returns the JSON 404) or JSON 404 {"error":"Not Found"} (Rails' answer
+//       for an unknown route); known path, wrong method → 405 {"error":"Method Not Allowed"} + Allow.
+//     - bodies: JSON (and any +json), urlencoded, multipart → ctx.body / ctx.files; malformed JSON
+//       → 400; over maxBodyBytes (1 MiB) / maxUploadBytes (100 MiB, multipart) → 413.
+//     - CORS as Mastodon (/api/*, /oauth/token, /oauth/revoke, /.well-known/*, /nodeinfo/*,
+//       /users/*, /@user), preflights answered; X-Request-Id on every response; one access log
+//       line per request; HEAD served by GET routes; streamed Response bodies (SSE) supported.
+//     - close() stops listening, drains in-flight requests up to drainMs, then closes the rest.
+//   handleShutdownSignals(shutdown, { log, forceAfterMs? }) — SIGTERM/SIGINT → graceful shutdown.
+//
+// Routing
+//   new Router().get/post/put/patch/delete/head/options(pattern, handler)
+//               .update(pattern, handler)   // PUT + PATCH
+//               .match(method, rawPath) → { handler, params, pattern } | { allowed } | null
+//   patterns: '/api/v1/accounts/:id/follow', '/@:username', '/system/*' or '/system/*path'
+//   Handler = (ctx: RequestContext) => Response | Promise<Response>
+//
+// RequestContext (lazy where it costs: request, headers, url, query, signal, log)
+//   request (WHATWG Request with the buffered body), url, method, path, headers, header(name),
+//   params, query, body, input ({...query, ...body}), files, reqId, log, signal (aborts when the
+//   client goes away), remoteAddress, state.
+//
+// Responses and errors
+//   json(data, init?) — JSON Response on the fast path; stringResponse(body, init?) for other text.
+//   throw httpError(status, message, extra?) / new HttpError(...) → {"error": message, ...extra}
+//   throw validationError(message, details) → 422 {"error": "Validation failed: …", "details": {…}}
+//   Anything else thrown → 500 {"error": "Internal Server Error"} (logged with the stack, never sent).
+//
+// Params (Rails-style nested keys, one shape for query, forms and JSON)
+//   parseQuery, buildParams, normalizeJson; coercion for services: paramBool, paramInt,
+//   paramString, paramArray, paramStrings.
+
+export { startHttpServer, type HttpServer, type HttpServerOptions } from './server.ts';
+export { Router, isMethodNotAllowed, type Handler, type RouteMatch, type MethodNotAllowed } from './router.ts';
+export type { RequestContext, UploadedFile } from './context.ts';
+export { json, jsonText, stringResponse, StringResponse, JSON_CONTENT_TYPE } from './response.ts';
+export { HttpError, httpError, validationError, type ErrorBody, type ValidationDetails } from './errors.ts';
+export {
+  parseQuery,
+  buildParams,
+  normalizeJson,
+  paramBool,
+  paramInt,
+  paramString,
+  paramArray,
+  paramStrings,
+  type Params,
+  type ParamValue,
+  type IntOptions,
+} from './params.ts';
+export type { Files } from './body.ts';
+export type { MultipartLimits } from './multipart.ts';
+export { corsRuleFor, CORS_EXPOSE_HEADERS } from './cors.ts';
+export { handleShutdownSignals, type ShutdownOptions } from './shutdown.ts';
+export type { WebSocketRoute, WsSession, WsPeer } from './websocket.ts';

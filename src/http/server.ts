@@ -1,0 +1,760 @@
+// The uWS ↔ WHATWG bridge and the HTTP server.
+//
+// uWS rules followed here (see /work/shared/STACK.md): method, URL, query and headers are read
+// synchronously in the uWS callback before anything async; exactly one onAborted per response,
+// registered before the callback returns whenever the response is not finished synchronously;
+// every onData chunk is copied (its ArrayBuffer is neutered after the callback); writes after an
+// await happen inside res.cork; content-length / transfer-encoding / date are left to uWS;
+// large bodies go out with tryEnd + onWritable; streamed bodies are written chunk by chunk and
+// wait for onWritable when uWS reports backpressure.
+//
+// Hot path (GET, no body, handler returning json()): one HttpContext, one route lookup, the
+// handler call, and a corked write of status + headers + the JSON string — no WHATWG Request,
+// Headers, URL or AbortController unless the handler touches ctx.request/headers/url/signal.
+
+import { randomUUID } from 'node:crypto';
+import { createAccessLogWriter, type AccessLogWriter } from './access-log.ts';
+import { STATUS_CODES } from 'node:http';
+import type { Logger } from 'pino';
+import { isMultipart, parseBody } from './body.ts';
+import { CORS_EXPOSE_HEADERS, CORS_MAX_AGE, corsRuleFor, sanitizeRequestedHeaders, type CorsRule } from './cors.ts';
+import { HttpContext, type RequestContext } from './context.ts';
+import { HttpError } from './errors.ts';
+import { DEFAULT_MULTIPART_LIMITS, type MultipartLimits } from './multipart.ts';
+import { json, StringResponse } from './response.ts';
+import { isMethodNotAllowed, type Handler, type Router } from './router.ts';
+import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.ts';
+import type { WebSocketRoute } from './websocket.ts';
+
+export interface HttpServerOptions {
+  host: string;
+  /** 0 picks a free port (see the returned `port`). */
+  port: number;
+  router: Router;
+  /** Unmatched paths go here (Fedify's federation.fetch); default: JSON 404. */
+  fallback?: (request: Request, ctx: RequestContext) => Promise<Response> | Response;
+  log: Logger;
+  /** Largest JSON / urlencoded / other body; default 1 MiB → 413. */
+  maxBodyBytes?: number;
+  /** Largest multipart body; default 100 MiB → 413. */
+  maxUploadBytes?: number;
+  /** Part/file limits inside a multipart body (maxFileBytes defaults to maxUploadBytes). */
+  multipart?: Partial<MultipartLimits>;
+  /** Absolute base used for ctx.url / request.url, e.g. 'https://example.com'; default http://<Host>. */
+  publicUrl?: string;
+  /** Mastodon's CORS policy on /api/* etc. (default true). */
+  cors?: boolean;
+  /** One info line per request (method, path, status, ms, reqId); default true. */
+  accessLog?: boolean;
+  /** Extension point for the streaming API: WebSocket routes on the same port (not implemented yet). */
+  ws?: WebSocketRoute[];
+}
+
+export interface HttpServer {
+  /** The bound port (useful with port 0). */
+  readonly port: number;
+  /** Requests being handled right now. */
+  readonly inFlight: number;
+  /**
+   * Graceful shutdown: stop accepting connections, let in-flight requests finish for up to
+   * `drainMs` (default 10 s; responses sent meanwhile carry Connection: close), then close every
+   * remaining connection (still-running handlers see ctx.signal abort). Resolves when done;
+   * calling it again returns the same promise.
+   */
+  close(opts?: { drainMs?: number }): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY = 1024 * 1024;
+const DEFAULT_MAX_UPLOAD = 100 * 1024 * 1024;
+/** Bodies above this many UTF-16 units go out with tryEnd/onWritable instead of one end(). */
+const LARGE_BODY = 64 * 1024;
+/** A Response body stream is buffered up to this size while it keeps producing without waiting. */
+const MAX_STREAM_BUFFER = 16 * 1024 * 1024;
+
+const METHODS_WITHOUT_ROUTE = new Set(['CONNECT', 'TRACE', 'TRACK']);
+const SKIP_RESPONSE_HEADERS = new Set(['content-length', 'transfer-encoding', 'date', 'connection', 'keep-alive']);
+
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let s = statusLines.get(status);
+  if (s === undefined) {
+    s = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    if (statusLines.size < 200) statusLines.set(status, s);
+  }
+  return s;
+}
+
+/** Rails' ActionDispatch::RequestId: keep [A-Za-z0-9_@-], at most 255 chars; else a new UUID. */
+function requestId(incoming: string): string {
+  if (incoming !== '') {
+    const clean = /^[\w@-]{1,255}$/.test(incoming) ? incoming : incoming.replace(/[^\w@-]/g, '').slice(0, 255);
+    if (clean !== '') return clean;
+  }
+  return randomUUID();
+}
+
+function errorResponse(status: number, message: string, headers?: Record<string, string>): Response {
+  return new HttpError(status, message, undefined, headers).toResponse();
+}
+
+// Header collection without a closure per request: uWS calls forEach synchronously.
+let collecting: string[] = [];
+function collectHeader(k: string, v: string): void {
+  collecting.push(k, v);
+}
+
+const State = {
+  // Exchange states
+  READING: 0,
+  HANDLING: 1,
+  DONE: 2,
+} as const;
+
+class Server {
+  readonly app: TemplatedApp;
+  readonly opts: HttpServerOptions;
+  readonly router: Router;
+  readonly log: Logger;
+  readonly maxBody: number;
+  readonly maxUpload: number;
+  readonly multipartLimits: MultipartLimits;
+  readonly publicBase: string | null;
+  readonly cors: boolean;
+  readonly accessLog: boolean;
+  readonly writeAccessLog: AccessLogWriter;
+  inFlight = 0;
+  closing = false;
+  listenSocket: us_listen_socket | null = null;
+  port = 0;
+  drained: (() => void) | null = null;
+  /** The exchange being set up in onRequest (for its error path). */
+  current: Exchange | null = null;
+
+  constructor(app: TemplatedApp, opts: HttpServerOptions) {
+    this.app = app;
+    this.opts = opts;
+    this.router = opts.router;
+    this.log = opts.log.child({ module: 'http' });
+    this.maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    this.maxUpload = opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD;
+    this.multipartLimits = { ...DEFAULT_MULTIPART_LIMITS, maxFileBytes: this.maxUpload, ...opts.multipart };
+    if (opts.publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.publicUrl)) {
+      throw new Error(`publicUrl must be an absolute http(s) URL, got ${JSON.stringify(opts.publicUrl)}`);
+    }
+    this.publicBase = opts.publicUrl ? new URL(opts.publicUrl).origin : null;
+    this.cors = opts.cors ?? true;
+    this.accessLog = opts.accessLog ?? true;
+    this.writeAccessLog = createAccessLogWriter(this.log);
+  }
+
+  /** The uWS request callback. Everything up to the first await happens here. */
+  onRequest(res: HttpResponse, req: HttpRequest): void {
+    this.current = null;
+    try {
+      this.begin(res, req);
+    } catch (err) {
+      // A bug in this layer must not escape into uWS (it would take the process down).
+      const ex = this.current as Exchange | null;
+      if (ex === null) {
+        this.log.error({ err }, 'request setup failed');
+        res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('content-type', 'application/json; charset=utf-8').end('{"error":"Internal Server Error"}', true));
+        return;
+      }
+      try {
+        ex.fail(err);
+        ex.hookAbortIfPending();
+      } catch (err2) {
+        this.log.error({ err: err2 }, 'request setup failed');
+      }
+    }
+  }
+
+  begin(res: HttpResponse, req: HttpRequest): Exchange {
+    const start = performance.now();
+    const method = req.getCaseSensitiveMethod();
+    const path = req.getUrl();
+    const query = req.getQuery() ?? '';
+    collecting = [];
+    req.forEach(collectHeader);
+    const raw = collecting;
+
+    let host: string | null = null;
+    let incomingId = '';
+    let contentType = '';
+    let contentLength = -1;
+    let chunked = false;
+    let origin = false;
+    for (let i = 0; i < raw.length; i += 2) {
+      switch (raw[i]) {
+        case 'host': host = raw[i + 1]; break;
+        case 'x-request-id': incomingId = raw[i + 1]; break;
+        case 'content-type': contentType = raw[i + 1]; break;
+        case 'content-length': contentLength = Number(raw[i + 1]); break;
+        case 'transfer-encoding': chunked = true; break;
+        case 'origin': origin = true; break;
+      }
+    }
+    const reqId = requestId(incomingId);
+    const ex = new Exchange(this, res, method, path, start, reqId, this.cors ? corsRuleFor(path) : null);
+    this.current = ex;
+    this.inFlight++;
+    const ctx = new HttpContext(method, path, query, raw, reqId, this.publicBase ?? host, ex, this.log);
+    ex.ctx = ctx;
+
+    // Route.
+    let handler: Handler | null = null;
+    let useFallback = false;
+    if (METHODS_WITHOUT_ROUTE.has(method)) {
+      ex.respondSync(errorResponse(405, 'Method Not Allowed'));
+      return ex;
+    }
+    const m = this.router.match(method, path);
+    if (m === null) {
+      if (method === 'OPTIONS' && ex.cors !== null && origin) {
+        ex.respondSync(ex.preflight(ctx));
+        return ex;
+      }
+      if (this.opts.fallback) useFallback = true;
+      else {
+        ex.respondSync(errorResponse(404, 'Not Found'));
+        return ex;
+      }
+    } else if (isMethodNotAllowed(m)) {
+      if (method === 'OPTIONS') {
+        ex.respondSync(ex.cors !== null && origin ? ex.preflight(ctx) : new Response(null, { status: 204, headers: { allow: [...m.allowed, 'OPTIONS'].join(', ') } }));
+        return ex;
+      }
+      ex.respondSync(errorResponse(405, 'Method Not Allowed', { allow: m.allowed.join(', ') }));
+      return ex;
+    } else {
+      handler = m.handler;
+      ctx.params = m.params;
+    }
+
+    // Body.
+    const hasBody = chunked || contentLength > 0;
+    if (!hasBody) {
+      ex.run(handler, useFallback);
+    } else {
+      const multipart = isMultipart(contentType);
+      const limit = multipart ? this.maxUpload : this.maxBody;
+      if (contentLength > limit) {
+        ex.respondSync(errorResponse(413, `Request body too large (limit ${limit} bytes)`), true);
+        return ex;
+      }
+      ex.readBody(contentLength, limit, contentType, handler, useFallback);
+    }
+    ex.hookAbortIfPending();
+    return ex;
+  }
+
+  finished(): void {
+    this.inFlight--;
+    if (this.inFlight === 0 && this.drained !== null) this.drained();
+  }
+}
+
+/** One request/response. Internal to the server. */
+class Exchange {
+  readonly server: Server;
+  readonly res: HttpResponse;
+  readonly method: string;
+  readonly path: string;
+  readonly start: number;
+  readonly reqId: string;
+  readonly cors: CorsRule | null;
+  ctx!: HttpContext;
+  state: number = State.HANDLING;
+  /** True while still inside the uWS callback (writes are corked by uWS already). */
+  sync = true;
+  hooked = false;
+  aborted = false;
+  headersSent = false;
+  status = 0;
+  reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  writableWaiter: (() => void) | null = null;
+  // body reading
+  chunks: Uint8Array[] | null = null;
+  buffer: Buffer | null = null;
+  received = 0;
+
+  constructor(server: Server, res: HttpResponse, method: string, path: string, start: number, reqId: string, cors: CorsRule | null) {
+    this.server = server;
+    this.res = res;
+    this.method = method;
+    this.path = path;
+    this.start = start;
+    this.reqId = reqId;
+    this.cors = cors;
+  }
+
+  remoteAddress(): string {
+    if (this.state === State.DONE || this.aborted) return '';
+    return Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1');
+  }
+
+  hookAbortIfPending(): void {
+    this.sync = false;
+    if (this.state !== State.DONE && !this.hooked) {
+      this.hooked = true;
+      this.res.onAborted(() => this.onAborted());
+    }
+  }
+
+  onAborted(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const wasDone = this.state === State.DONE;
+    this.state = State.DONE;
+    this.ctx.abort();
+    if (this.reader !== null) this.reader.cancel(this.ctx.signal.reason).catch(() => {});
+    if (this.writableWaiter !== null) this.writableWaiter();
+    if (!wasDone) this.finish(499, true);
+  }
+
+  // ---- body ------------------------------------------------------------------------------
+
+  readBody(contentLength: number, limit: number, contentType: string, handler: Handler | null, useFallback: boolean): void {
+    this.state = State.READING;
+    if (contentLength > 0) this.buffer = Buffer.allocUnsafe(contentLength);
+    else this.chunks = [];
+    this.res.onData((chunk, isLast) => {
+      if (this.state !== State.READING) return;
+      const n = chunk.byteLength;
+      if (this.received + n > limit) {
+        this.state = State.HANDLING;
+        this.respond(errorResponse(413, `Request body too large (limit ${limit} bytes)`), true);
+        return;
+      }
+      if (this.buffer !== null) {
+        if (this.received + n > this.buffer.length) {
+          this.state = State.HANDLING;
+          this.respond(errorResponse(400, 'Request body longer than Content-Length'), true);
+          return;
+        }
+        this.buffer.set(new Uint8Array(chunk), this.received);
+      } else {
+        this.chunks!.push(Buffer.from(chunk.slice(0)));
+      }
+      this.received += n;
+      if (isLast) {
+        const body = this.buffer !== null ? this.buffer.subarray(0, this.received) : Buffer.concat(this.chunks!, this.received);
+        this.buffer = null;
+        this.chunks = null;
+        this.state = State.HANDLING;
+        const ctx = this.ctx;
+        ctx.rawBody = body;
+        if (!useFallback) {
+          try {
+            const parsed = parseBody(contentType, body, this.server.multipartLimits);
+            ctx.body = parsed.body;
+            ctx.files = parsed.files;
+          } catch (err) {
+            this.fail(err);
+            return;
+          }
+        }
+        this.run(handler, useFallback);
+      }
+    });
+  }
+
+  // ---- handling --------------------------------------------------------------------------
+
+  run(handler: Handler | null, useFallback: boolean): void {
+    let result: Promise<Response> | Response;
+    try {
+      if (useFallback) result = this.server.opts.fallback!(this.ctx.request, this.ctx);
+      else result = handler!(this.ctx);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (result instanceof Response) this.respond(result);
+    else if (result !== null && typeof (result as Promise<Response>).then === 'function') {
+      (result as Promise<Response>).then(
+        (r) => this.respond(r),
+        (err) => this.fail(err),
+      );
+    } else this.fail(new TypeError(`handler for ${this.method} ${this.path} returned ${typeof result}, not a Response`));
+  }
+
+  fail(err: unknown): void {
+    if (this.state === State.DONE) return;
+    if (err instanceof HttpError) {
+      this.respond(err.toResponse());
+      return;
+    }
+    const client = clientError(err);
+    if (client !== null) {
+      this.respond(client);
+      return;
+    }
+    if (this.aborted || (err instanceof Error && err.name === 'AbortError' && this.ctx.aborted)) return;
+    this.server.log.error({ err, reqId: this.reqId, method: this.method, path: this.path }, 'unhandled error in request handler');
+    if (this.headersSent) {
+      // Too late for a status: cut the connection so the client sees a truncated body.
+      this.terminate();
+      return;
+    }
+    this.respond(errorResponse(500, 'Internal Server Error'));
+  }
+
+  /** Respond while still inside the uWS callback (errors found before any handler ran). */
+  respondSync(response: Response, closeConnection = false): void {
+    this.respond(response, closeConnection);
+    this.sync = false;
+  }
+
+  /** Send a Response. Never throws (a failure here is logged and the connection cut). */
+  respond(response: Response, closeConnection = false): void {
+    try {
+      this.respondInner(response, closeConnection);
+    } catch (err) {
+      this.server.log.error({ err, reqId: this.reqId, method: this.method, path: this.path }, 'failed to write response');
+      if (this.state !== State.DONE) {
+        this.state = State.DONE;
+        this.finish(500, false);
+        if (!this.aborted) this.res.close();
+      }
+    }
+  }
+
+  respondInner(response: Response, closeConnection: boolean): void {
+    const isResponse = response instanceof Response;
+    if (this.state === State.DONE) {
+      // Aborted meanwhile: release a streamed body nobody will read.
+      if (isResponse && !(response instanceof StringResponse) && response.body !== null) response.body.cancel().catch(() => {});
+      return;
+    }
+    if (!isResponse) {
+      this.fail(new TypeError(`handler for ${this.method} ${this.path} did not return a Response`));
+      return;
+    }
+    const close = closeConnection || this.server.closing;
+    const str = StringResponse.peek(response);
+    if (str !== undefined) {
+      this.cork(() => this.sendString(response, str, close));
+    } else if (response.body === null) {
+      this.cork(() => this.sendString(response, '', close));
+    } else {
+      this.sendStream(response, response.body, close).catch((err) => this.fail(err));
+    }
+  }
+
+  cork(fn: () => void): void {
+    if (this.sync) fn();
+    else this.res.cork(fn);
+  }
+
+  writeHead(response: Response): void {
+    const res = this.res;
+    const status = response.status;
+    this.status = status;
+    res.writeStatus(statusLine(status));
+    const onlyType = response instanceof StringResponse ? StringResponse.untouchedType(response) : null;
+    if (onlyType !== null) res.writeHeader('content-type', onlyType);
+    else {
+      for (const [k, v] of response.headers) {
+        if (!SKIP_RESPONSE_HEADERS.has(k)) res.writeHeader(k, v);
+      }
+    }
+    res.writeHeader('x-request-id', this.reqId);
+    if (this.cors !== null) {
+      res.writeHeader('access-control-allow-origin', '*');
+      res.writeHeader('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+    }
+    this.headersSent = true;
+  }
+
+  sendString(response: Response, body: string, close: boolean): void {
+    if (this.state === State.DONE) return;
+    const res = this.res;
+    this.writeHead(response);
+    const status = response.status;
+    if (this.method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200)) {
+      this.state = State.DONE;
+      this.endWithoutBody(status, this.method === 'HEAD' ? Buffer.byteLength(body) : -1, close);
+      this.finish(status, false);
+      return;
+    }
+    if (body.length <= LARGE_BODY) {
+      this.state = State.DONE;
+      res.end(body, close);
+      this.finish(status, false);
+      return;
+    }
+    this.sendLarge(Buffer.from(body), close);
+  }
+
+  /**
+   * End without a body. `length` ≥ 0 is announced as Content-Length (HEAD); 204/304/1xx and
+   * unknown lengths get none (uWS writes Content-Length whenever an argument is passed, so the
+   * close flag is sent as a header instead).
+   */
+  endWithoutBody(status: number, length: number, close: boolean): void {
+    const res = this.res;
+    if (length >= 0 && status !== 204 && status !== 304 && status >= 200) {
+      res.endWithoutBody(length, close);
+      return;
+    }
+    if (close) res.writeHeader('connection', 'close');
+    res.endWithoutBody();
+  }
+
+  /** A complete body too large for one end(): tryEnd, continue in onWritable. Call corked. */
+  sendLarge(buf: Uint8Array, close: boolean): void {
+    const res = this.res;
+    const total = buf.byteLength;
+    const base = res.getWriteOffset();
+    // (`close` is not applied to large bodies: tryEnd cannot close; shutdown closes the socket.)
+    void close;
+    const [, done] = res.tryEnd(buf, total);
+    if (done) {
+      this.state = State.DONE;
+      this.finish(this.status, false);
+      return;
+    }
+    this.needAbortHook();
+    res.onWritable((offset) => {
+      if (this.state === State.DONE) return true;
+      const [ok, finished] = res.tryEnd(buf.subarray(offset - base), total);
+      if (finished) {
+        this.state = State.DONE;
+        this.finish(this.status, false);
+      }
+      return ok;
+    });
+  }
+
+  needAbortHook(): void {
+    if (!this.hooked) {
+      if (!this.sync) throw new Error('internal: onAborted must be registered inside the uWS callback');
+      this.hooked = true;
+      this.res.onAborted(() => this.onAborted());
+    }
+  }
+
+  /** A Response with a body stream: buffered if it completes at once, else chunked as it comes. */
+  async sendStream(response: Response, stream: ReadableStream<Uint8Array>, close: boolean): Promise<void> {
+    this.needAbortHook();
+    const reader = stream.getReader();
+    this.reader = reader;
+    const isHead = this.method === 'HEAD';
+    const buffered: Uint8Array[] = [];
+    let size = 0;
+    let pending = reader.read();
+    let complete = false;
+    // Collect what the stream yields without waiting (a body that already exists: a string, a
+    // buffer, a serialized document) to send it with Content-Length; the first read that has to
+    // wait for a later event-loop turn means a live stream (SSE…): send chunked from then on.
+    for (;;) {
+      const r = await raceImmediate(pending);
+      if (this.state === State.DONE) return;
+      if (r === WAIT) break;
+      if (r.done) {
+        complete = true;
+        break;
+      }
+      const chunk = toBytes(r.value);
+      buffered.push(chunk);
+      size += chunk.byteLength;
+      pending = reader.read();
+      if (size > MAX_STREAM_BUFFER) break;
+    }
+    if (complete || isHead) {
+      if (!complete) reader.cancel().catch(() => {});
+      this.reader = null;
+      this.res.cork(() => {
+        if (this.state === State.DONE) return;
+        const status = response.status;
+        this.writeHead(response);
+        if (isHead || status === 204 || status === 304) {
+          this.state = State.DONE;
+          this.endWithoutBody(status, isHead && complete ? size : -1, close);
+          this.finish(status, false);
+          return;
+        }
+        const body = buffered.length === 1 ? buffered[0] : Buffer.concat(buffered, size);
+        if (body.byteLength <= LARGE_BODY) {
+          this.state = State.DONE;
+          this.res.end(body, close);
+          this.finish(status, false);
+        } else this.sendLarge(body, close);
+      });
+      return;
+    }
+
+    // Live stream: headers now, then chunk by chunk (chunked transfer-encoding).
+    // (uWS sends the headers with the first chunk: an SSE stream should start with a comment
+    // line, as Mastodon's streaming server does with ":)", so clients see the response at once.)
+    let ok = true;
+    this.res.cork(() => {
+      if (this.state === State.DONE) return;
+      this.writeHead(response);
+      for (const c of buffered) ok = this.res.write(c);
+    });
+    for (;;) {
+      if (!ok) await this.writable();
+      if (this.state === State.DONE) return;
+      let r: Awaited<typeof pending>;
+      try {
+        r = await pending;
+      } catch (err) {
+        if (this.state === State.DONE) return;
+        this.server.log.error({ err, reqId: this.reqId, method: this.method, path: this.path }, 'response stream failed');
+        this.reader = null;
+        this.terminate();
+        return;
+      }
+      if (this.state === State.DONE) return;
+      if (r.done) {
+        this.reader = null;
+        this.res.cork(() => {
+          if (this.state === State.DONE) return;
+          this.state = State.DONE;
+          this.res.end(undefined, close);
+          this.finish(this.status, false);
+        });
+        return;
+      }
+      const chunk = toBytes(r.value);
+      this.res.cork(() => {
+        if (this.state !== State.DONE) ok = this.res.write(chunk);
+      });
+      pending = reader.read();
+    }
+  }
+
+  /** Close the connection mid-response (headers already sent). */
+  terminate(): void {
+    if (this.state === State.DONE) return;
+    this.state = State.DONE;
+    this.finish(this.status, false);
+    this.res.close(); // runs onAborted, which sees DONE
+  }
+
+  writable(): Promise<void> {
+    return new Promise((resolve) => {
+      this.writableWaiter = () => {
+        this.writableWaiter = null;
+        resolve();
+      };
+      this.res.onWritable(() => {
+        this.writableWaiter?.();
+        return true;
+      });
+    });
+  }
+
+  preflight(ctx: HttpContext): Response {
+    const headers: Record<string, string> = {
+      'access-control-allow-methods': this.cors!.methods,
+      'access-control-max-age': CORS_MAX_AGE,
+    };
+    const requested = ctx.header('access-control-request-headers');
+    if (requested) {
+      const allow = sanitizeRequestedHeaders(requested);
+      if (allow) headers['access-control-allow-headers'] = allow;
+    }
+    return new Response(null, { status: 200, headers });
+  }
+
+  finish(status: number, aborted: boolean): void {
+    this.server.finished();
+    if (this.server.accessLog) {
+      const ms = Math.round((performance.now() - this.start) * 100) / 100;
+      this.server.writeAccessLog(this.reqId, this.method, this.path, status, ms, aborted);
+    }
+  }
+}
+
+/**
+ * Errors from layers that must not import src/http (services' RoostError…) render the same way
+ * when they carry a status 400–599 and a Mastodon body `{ error: string, … }`.
+ */
+function clientError(err: unknown): Response | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const { status, body } = err as { status?: unknown; body?: unknown };
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) return null;
+  if (typeof body !== 'object' || body === null || typeof (body as { error?: unknown }).error !== 'string') return null;
+  return json(body, { status });
+}
+
+const WAIT = Symbol('wait');
+
+/** The read result if it arrives before the event loop turns, else WAIT (the read stays pending). */
+function raceImmediate<T>(p: Promise<T>): Promise<T | typeof WAIT> {
+  return new Promise((resolve, reject) => {
+    const t = setImmediate(resolve, WAIT);
+    p.then(
+      (v) => { clearImmediate(t); resolve(v); },
+      (e) => { clearImmediate(t); reject(e); },
+    );
+  });
+}
+
+function toBytes(v: unknown): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  if (typeof v === 'string') return Buffer.from(v);
+  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  throw new TypeError('response body chunks must be Uint8Array');
+}
+
+/** Start the HTTP server. Resolves once it listens. */
+export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
+  if (opts.ws !== undefined && opts.ws.length > 0) {
+    throw new Error('WebSocket routes are not implemented yet (extension point: src/http/websocket.ts)');
+  }
+  const uws = loadUws();
+  const app = uws.App();
+  const server = new Server(app, opts);
+  // WebSocket routes (app.ws) will be registered here, before the catch-all.
+  app.any('/*', (res, req) => server.onRequest(res, req));
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(opts.host, opts.port, (s) => {
+      if (s) resolve(s);
+      else reject(new Error(`could not listen on ${opts.host}:${opts.port}`));
+    });
+  });
+  server.listenSocket = listenSocket;
+  server.port = uws.us_socket_local_port(listenSocket);
+  server.log.info({ host: opts.host, port: server.port }, 'listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    get port() {
+      return server.port;
+    },
+    get inFlight() {
+      return server.inFlight;
+    },
+    close(closeOpts?: { drainMs?: number }): Promise<void> {
+      closing ??= (async () => {
+        const drainMs = closeOpts?.drainMs ?? 10_000;
+        server.closing = true;
+        if (server.listenSocket !== null) {
+          uws.us_listen_socket_close(server.listenSocket);
+          server.listenSocket = null;
+        }
+        if (server.inFlight > 0) {
+          server.log.info({ inFlight: server.inFlight, drainMs }, 'draining in-flight requests');
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, drainMs);
+            server.drained = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          server.drained = null;
+        }
+        const left = server.inFlight;
+        app.close(); // closes keep-alive and any still-running requests (their signal aborts)
+        server.log.info({ abandoned: left }, 'http server closed');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import type {
+  MessageQueue,
+  MessageQueueDepth,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions,
+} from '@fedify/fedify';
+import type { Sql } from '../db/sql.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import type { JobNotifyListener } from './notify.ts';
+import {
+  countJobs,
+  enqueue,
+  enqueueMany,
+  exponentialBackoff,
+  silentLogger,
+  startWorkers,
+  type Backoff,
+  type EnqueueSpec,
+  type JobLogger,
+  type JobWorkers,
+} from './queue.ts';
+
+/** Job kind of Fedify's messages in the jobs table. */
+export const FEDIFY_MESSAGE_KIND = 'fedify.message';
+
+export interface PostgresMessageQueueOptions {
+  /**
+   * The queue (namespace) in the jobs table; 'fedify' by default. Instances sharing a database
+   * and a name share one queue (several processes of one server); give separate servers (lab
+   * instances in one database) separate names.
+   */
+  name?: string;
+  clock?: Clock;
+  log?: JobLogger;
+  /** Wake-ups on commit (notify.ts); without it listeners poll every pollIntervalMs. */
+  listener?: JobNotifyListener;
+  /** 1000 ms by default. */
+  pollIntervalMs?: number;
+  /**
+   * Messages one listen() call handles at once; 4 by default. Ordering keys are enforced by the
+   * claim query, so no ParallelMessageQueue wrapper is needed (or wanted) around this queue.
+   */
+  concurrency?: number;
+  /** Lease of a message being handled, renewed while it runs; 60 s by default. */
+  leaseMs?: number;
+  /**
+   * Attempts when the handler throws. Fedify retries deliveries and inbox work itself
+   * (nativeRetrial is false), so a throw here is unexpected: it is retried this many times in
+   * all (3 by default), then kept as a dead job for inspection.
+   */
+  maxAttempts?: number;
+  backoff?: Backoff;
+}
+
+/**
+ * Fedify's MessageQueue on the durable jobs table (a queue of its own, `name`). Every message
+ * goes to exactly one listener of all instances on the database (SKIP LOCKED claims); a
+ * listener that dies mid-message leaves it to be retaken when its lease expires (so delivery is
+ * at-least-once across crashes). Messages with the same orderingKey are handled one at a time,
+ * in enqueue order, across all listeners. State lives in the database and on the instance:
+ * several instances coexist in one process.
+ */
+export class PostgresMessageQueue implements MessageQueue {
+  readonly nativeRetrial = false;
+  readonly #sql: Sql;
+  readonly #o: PostgresMessageQueueOptions;
+  readonly #queue: string;
+  readonly #clock: Clock;
+  readonly #pools = new Set<JobWorkers>();
+
+  constructor(sql: Sql, options: PostgresMessageQueueOptions = {}) {
+    this.#sql = sql;
+    this.#o = options;
+    this.#queue = options.name ?? 'fedify';
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  get name(): string {
+    return this.#queue;
+  }
+
+  #spec(message: unknown, options: MessageQueueEnqueueOptions | undefined, now: Date): EnqueueSpec {
+    const delayMs = options?.delay == null ? 0 : Math.max(0, options.delay.total({ unit: 'millisecond' }));
+    return {
+      queue: this.#queue,
+      kind: FEDIFY_MESSAGE_KIND,
+      payload: message,
+      runAt: new Date(now.getTime() + delayMs),
+      maxAttempts: this.#o.maxAttempts ?? 3,
+      orderingKey: options?.orderingKey,
+    };
+  }
+
+  #wakeLocal() {
+    for (const pool of this.#pools) pool.wake();
+  }
+
+  async enqueue(message: any, options?: MessageQueueEnqueueOptions): Promise<void> {
+    await enqueue(this.#sql, this.#spec(message, options, this.#clock.now()), { clock: this.#clock });
+    this.#wakeLocal();
+  }
+
+  async enqueueMany(messages: readonly any[], options?: MessageQueueEnqueueOptions): Promise<void> {
+    if (messages.length === 0) return;
+    const now = this.#clock.now();
+    await enqueueMany(
+      this.#sql,
+      messages.map((m) => this.#spec(m, options, now)),
+      { clock: this.#clock },
+    );
+    this.#wakeLocal();
+  }
+
+  /** Handles messages until options.signal aborts (never resolves without one); never rejects. */
+  async listen(
+    handler: (message: any) => Promise<void> | void,
+    options: MessageQueueListenOptions = {},
+  ): Promise<void> {
+    const { signal } = options;
+    if (signal?.aborted) return;
+    const pool = startWorkers({
+      sql: this.#sql,
+      queue: this.#queue,
+      handlers: {
+        [FEDIFY_MESSAGE_KIND]: async (message) => {
+          await handler(message);
+        },
+      },
+      concurrency: this.#o.concurrency ?? 4,
+      pollIntervalMs: this.#o.pollIntervalMs ?? 1_000,
+      clock: this.#clock,
+      log: this.#o.log ?? silentLogger,
+      backoff: this.#o.backoff ?? exponentialBackoff({ baseMs: 1_000 }),
+      leaseMs: this.#o.leaseMs,
+      listener: this.#o.listener,
+    });
+    this.#pools.add(pool);
+    await new Promise<void>((resolve) => {
+      signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.#pools.delete(pool);
+    await pool.stop();
+  }
+
+  /** Waiting messages (those being handled excluded; dead ones too). */
+  async getDepth(): Promise<MessageQueueDepth> {
+    const c = await countJobs(this.#sql, { queue: this.#queue, clock: this.#clock });
+    return { queued: c.ready + c.scheduled, ready: c.ready, delayed: c.scheduled };
+  }
+}

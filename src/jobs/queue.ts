@@ -1,0 +1,749 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Sql } from '../db/sql.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import type { JobNotifyListener } from './notify.ts';
+import { JOBS_NOTIFY_CHANNEL } from './schema.ts';
+
+/**
+ * Durable job queue on PostgreSQL (or PGlite), table `jobs` (see schema.ts).
+ *
+ * Life of a job: enqueue() inserts a 'pending' row (inside the caller's transaction if given a
+ * transactional Sql: rows and their jobs commit together). A worker claims due rows in one
+ * short statement (`SELECT … FOR UPDATE SKIP LOCKED` + UPDATE to 'running' with a lease), runs
+ * the handler outside any transaction while a heartbeat extends the lease, then deletes the row
+ * (done) or sets it back to 'pending' with run_at pushed by the backoff (failed), or to 'dead'
+ * after max_attempts. A worker that dies leaves a 'running' row whose lease expires; any worker
+ * then retakes it (at-least-once delivery: handlers should be idempotent).
+ */
+
+export type JobState = 'pending' | 'running' | 'dead';
+
+export const DEFAULT_QUEUE = 'default';
+export const DEFAULT_MAX_ATTEMPTS = 10;
+
+export interface Job {
+  /** bigint id, as a decimal string. */
+  id: string;
+  queue: string;
+  kind: string;
+  /** The JSON payload as enqueued. */
+  payload: unknown;
+  state: JobState;
+  /** Pending: when it becomes due. Running: when its lease expires. Dead: when it died. */
+  runAt: Date;
+  /** Started attempts, this one included while running. */
+  attempts: number;
+  maxAttempts: number;
+  dedupeKey: string | null;
+  orderingKey: string | null;
+  lockedBy: string | null;
+  lockedAt: Date | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface EnqueueSpec {
+  kind: string;
+  /** Any JSON-serialisable value. */
+  payload: unknown;
+  /** When the job becomes due; now by default. */
+  runAt?: Date;
+  /** Attempts before the job goes to the dead letters; 10 by default. */
+  maxAttempts?: number;
+  /** While a job with this key is pending (not yet started) in the queue, enqueue is a no-op. */
+  dedupeKey?: string;
+  /** Jobs with the same ordering key run one at a time, in enqueue order. */
+  orderingKey?: string;
+  /** Queue name (namespace); 'default' by default. */
+  queue?: string;
+}
+
+export interface EnqueueOptions {
+  /** Clock for "now" (default run_at, created_at). systemClock by default. */
+  clock?: Clock;
+  /** Send NOTIFY (delivered on commit) to wake listening pools; true by default. */
+  notify?: boolean;
+}
+
+/** Minimal structured logger; a pino logger fits. */
+export interface JobLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: JobLogger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};
+
+export type JobHandler = (payload: any, job: Job) => Promise<void>;
+
+/** Milliseconds to wait before the next attempt, given the attempts made so far (≥ 1). */
+export type Backoff = (attempts: number, job: Job) => number;
+
+/** Throw from a handler to dead-letter the job at once, without further attempts. */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError';
+}
+
+/**
+ * Exponential backoff with jitter: baseMs · factor^(attempts-1), capped at maxMs, then scaled
+ * by a uniform factor in [1 - jitter, 1 + jitter]. Defaults: 5 s, ×3, cap 6 h, ±25 %
+ * (5 s, 15 s, 45 s, 2¼ min, 6¾ min, 20 min, 1 h, 3 h, 6 h…).
+ */
+export function exponentialBackoff(
+  options: { baseMs?: number; factor?: number; maxMs?: number; jitter?: number; random?: () => number } = {},
+): Backoff {
+  const { baseMs = 5_000, factor = 3, maxMs = 6 * 3600_000, jitter = 0.25, random = Math.random } = options;
+  return (attempts) => {
+    const raw = Math.min(maxMs, baseMs * factor ** Math.max(0, attempts - 1));
+    return Math.max(0, Math.round(raw * (1 + jitter * (2 * random() - 1))));
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+
+const JOB_COLUMNS = (t: string) =>
+  `${t}.id::text AS id, ${t}.queue, ${t}.kind, ${t}.payload::text AS payload, ${t}.state, ${t}.run_at,
+   ${t}.attempts, ${t}.max_attempts, ${t}.dedupe_key, ${t}.ordering_key, ${t}.locked_by, ${t}.lock_token,
+   ${t}.locked_at, ${t}.last_error, ${t}.created_at, ${t}.updated_at`;
+
+interface JobRow {
+  id: string;
+  queue: string;
+  kind: string;
+  payload: string;
+  state: JobState;
+  run_at: Date | string;
+  attempts: number;
+  max_attempts: number;
+  dedupe_key: string | null;
+  ordering_key: string | null;
+  locked_by: string | null;
+  lock_token: string | null;
+  locked_at: Date | string | null;
+  last_error: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const toDate = (v: Date | string) => (v instanceof Date ? v : new Date(v));
+
+function toJob(row: JobRow): Job {
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    kind: row.kind,
+    payload: JSON.parse(row.payload),
+    state: row.state,
+    runAt: toDate(row.run_at),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    dedupeKey: row.dedupe_key,
+    orderingKey: row.ordering_key,
+    lockedBy: row.locked_by,
+    lockedAt: row.locked_at == null ? null : toDate(row.locked_at),
+    lastError: row.last_error,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+function encodePayload(payload: unknown): string {
+  const text = JSON.stringify(payload);
+  if (text === undefined) throw new TypeError('job payload must be JSON-serialisable');
+  return text;
+}
+
+function checkSpec(spec: EnqueueSpec) {
+  if (!spec.kind) throw new TypeError('job kind is required');
+  const max = spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxAttempts must be an integer ≥ 1, got ${max}`);
+  if (spec.runAt && Number.isNaN(spec.runAt.getTime())) throw new RangeError('runAt is an invalid date');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enqueue
+
+/**
+ * Adds a job; returns its id. Give it the Sql of an open transaction to commit the job with the
+ * rows it belongs to (outbox pattern). With a dedupeKey and a pending job of the same key in the
+ * queue, nothing is added and the pending job's id is returned.
+ */
+export async function enqueue(sql: Sql, spec: EnqueueSpec, options: EnqueueOptions = {}): Promise<string> {
+  checkSpec(spec);
+  const now = (options.clock ?? systemClock).now();
+  const queue = spec.queue ?? DEFAULT_QUEUE;
+  const notify = options.notify ?? true;
+  const rows = await sql.query<{ id: string }>(
+    `WITH ins AS (
+       INSERT INTO jobs (queue, kind, payload, run_at, max_attempts, dedupe_key, ordering_key, created_at, updated_at)
+       VALUES ($1, $2, $3::json, $4::timestamptz, $5, $6, $7, $8::timestamptz, $8::timestamptz)
+       ON CONFLICT (queue, dedupe_key) WHERE state = 'pending' AND dedupe_key IS NOT NULL
+       DO UPDATE SET dedupe_key = EXCLUDED.dedupe_key
+       RETURNING id
+     )
+     SELECT id::text AS id${notify ? `, pg_notify('${JOBS_NOTIFY_CHANNEL}', $1) AS n` : ''} FROM ins`,
+    [
+      queue,
+      spec.kind,
+      encodePayload(spec.payload),
+      (spec.runAt ?? now).toISOString(),
+      spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      spec.dedupeKey ?? null,
+      spec.orderingKey ?? null,
+      now.toISOString(),
+    ],
+  );
+  return String(rows[0]!.id);
+}
+
+/**
+ * Adds many jobs in one statement (ids returned in input order, ascending, so ordering keys keep
+ * the input order). Specs with a dedupeKey are enqueued one by one in a transaction instead.
+ */
+export async function enqueueMany(sql: Sql, specs: readonly EnqueueSpec[], options: EnqueueOptions = {}): Promise<string[]> {
+  if (specs.length === 0) return [];
+  specs.forEach(checkSpec);
+  if (specs.some((s) => s.dedupeKey != null)) {
+    return sql.transaction(async (tx) => {
+      const ids: string[] = [];
+      for (const spec of specs) ids.push(await enqueue(tx, spec, options));
+      return ids;
+    });
+  }
+  const now = (options.clock ?? systemClock).now();
+  const notify = options.notify ?? true;
+  const meta = JSON.stringify(
+    specs.map((s) => ({
+      queue: s.queue ?? DEFAULT_QUEUE,
+      kind: s.kind,
+      runAt: (s.runAt ?? now).toISOString(),
+      maxAttempts: s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      orderingKey: s.orderingKey ?? null,
+    })),
+  );
+  // Payloads travel in an array of their own: extracting a field (->>) from a json object makes
+  // PostgreSQL de-escape every string in it and fail on "\u0000"; taking array elements does not.
+  const payloads = `[${specs.map((s) => encodePayload(s.payload)).join(',')}]`;
+  const rows = await sql.query<{ ids: string[] }>(
+    `WITH input AS (
+       SELECT m.v, p.payload, m.n
+       FROM json_array_elements($1::json) WITH ORDINALITY AS m(v, n)
+       JOIN json_array_elements($3::json) WITH ORDINALITY AS p(payload, n) ON p.n = m.n
+     ), ins AS (
+       INSERT INTO jobs (queue, kind, payload, run_at, max_attempts, ordering_key, created_at, updated_at)
+       SELECT v->>'queue', v->>'kind', payload, (v->>'runAt')::timestamptz, (v->>'maxAttempts')::integer,
+              v->>'orderingKey', $2::timestamptz, $2::timestamptz
+       FROM input ORDER BY n
+       RETURNING id
+     )
+     SELECT (SELECT array_to_json(array_agg(id::text ORDER BY id))::text FROM ins) AS ids
+     ${notify ? `, (SELECT count(pg_notify('${JOBS_NOTIFY_CHANNEL}', q)) FROM (SELECT DISTINCT v->>'queue' AS q FROM input) qs) AS n` : ''}`,
+    [meta, now.toISOString(), payloads],
+  );
+  const ids = rows[0]!.ids as unknown;
+  return (typeof ids === 'string' ? JSON.parse(ids) : ids) as string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inspection and administration (metrics, tests, admin API)
+
+export async function getJob(sql: Sql, id: string): Promise<Job | undefined> {
+  const rows = await sql.query<JobRow>(`SELECT ${JOB_COLUMNS('jobs')} FROM jobs WHERE id = $1::bigint`, [id]);
+  return rows[0] ? toJob(rows[0]) : undefined;
+}
+
+export interface ListJobsFilter {
+  queue?: string;
+  state?: JobState;
+  kind?: string;
+  /** 100 by default. */
+  limit?: number;
+  /** Only jobs with an id greater than this (keyset pagination). */
+  afterId?: string;
+}
+
+/** Jobs in id order. */
+export async function listJobs(sql: Sql, filter: ListJobsFilter = {}): Promise<Job[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (cond: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(cond(`$${params.length}`));
+  };
+  if (filter.queue !== undefined) add((p) => `queue = ${p}`, filter.queue);
+  if (filter.state !== undefined) add((p) => `state = ${p}`, filter.state);
+  if (filter.kind !== undefined) add((p) => `kind = ${p}`, filter.kind);
+  if (filter.afterId !== undefined) add((p) => `id > ${p}::bigint`, filter.afterId);
+  params.push(filter.limit ?? 100);
+  const rows = await sql.query<JobRow>(
+    `SELECT ${JOB_COLUMNS('jobs')} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY id LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(toJob);
+}
+
+export interface JobCounts {
+  /** Pending and due now. */
+  ready: number;
+  /** Pending, due later (scheduled or backing off). */
+  scheduled: number;
+  /** Claimed by a worker (including leases that have expired but not been retaken yet). */
+  running: number;
+  dead: number;
+  total: number;
+}
+
+/** Counts by state, for metrics and tests; `now` decides ready vs. scheduled. */
+export async function countJobs(sql: Sql, options: { queue?: string; clock?: Clock } = {}): Promise<JobCounts> {
+  const now = (options.clock ?? systemClock).now();
+  const rows = await sql.query<Record<keyof JobCounts, string | number>>(
+    `SELECT count(*) FILTER (WHERE state = 'pending' AND run_at <= $1::timestamptz) AS ready,
+            count(*) FILTER (WHERE state = 'pending' AND run_at > $1::timestamptz) AS scheduled,
+            count(*) FILTER (WHERE state = 'running') AS running,
+            count(*) FILTER (WHERE state = 'dead') AS dead,
+            count(*) AS total
+     FROM jobs WHERE ($2::text IS NULL OR queue = $2::text)`,
+    [now.toISOString(), options.queue ?? null],
+  );
+  const r = rows[0]!;
+  return {
+    ready: Number(r.ready),
+    scheduled: Number(r.scheduled),
+    running: Number(r.running),
+    dead: Number(r.dead),
+    total: Number(r.total),
+  };
+}
+
+/**
+ * Puts a dead job back in the queue, due now (or at runAt), with its attempts reset to 0.
+ * Returns the id of the pending job that will do the work: the same id, or — when a pending job
+ * with the same dedupe key already exists — that job's id (the dead one is then deleted).
+ * Undefined when there is no dead job with this id.
+ */
+export async function retryDeadJob(
+  sql: Sql,
+  id: string,
+  options: { clock?: Clock; runAt?: Date; notify?: boolean } = {},
+): Promise<string | undefined> {
+  const now = (options.clock ?? systemClock).now();
+  const notify = options.notify ?? true;
+  return sql.transaction(async (tx) => {
+    const [dead] = await tx.query<{ queue: string; dedupe_key: string | null }>(
+      `SELECT queue, dedupe_key FROM jobs WHERE id = $1::bigint AND state = 'dead' FOR UPDATE`,
+      [id],
+    );
+    if (!dead) return undefined;
+    if (dead.dedupe_key != null) {
+      const [dup] = await tx.query<{ id: string }>(
+        `SELECT id::text AS id FROM jobs WHERE queue = $1 AND dedupe_key = $2 AND state = 'pending'`,
+        [dead.queue, dead.dedupe_key],
+      );
+      if (dup) {
+        await tx.query(`DELETE FROM jobs WHERE id = $1::bigint`, [id]);
+        return dup.id;
+      }
+    }
+    await tx.query(
+      `UPDATE jobs SET state = 'pending', attempts = 0, run_at = $2::timestamptz, updated_at = $3::timestamptz,
+              locked_by = NULL, lock_token = NULL, locked_at = NULL
+       WHERE id = $1::bigint`,
+      [id, (options.runAt ?? now).toISOString(), now.toISOString()],
+    );
+    if (notify) await tx.query(`SELECT pg_notify('${JOBS_NOTIFY_CHANNEL}', $1) AS n`, [dead.queue]);
+    return id;
+  });
+}
+
+/** Deletes a job that is not running (pending or dead). True if one was deleted. */
+export async function cancelJob(sql: Sql, id: string): Promise<boolean> {
+  const rows = await sql.query(`DELETE FROM jobs WHERE id = $1::bigint AND state <> 'running' RETURNING id`, [id]);
+  return rows.length > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claiming and running
+
+export interface ClaimedJob extends Job {
+  state: 'running';
+  lockToken: string;
+}
+
+export interface ClaimOptions {
+  queue?: string;
+  limit: number;
+  clock?: Clock;
+  /** How long the claim holds without a heartbeat. */
+  leaseMs?: number;
+  workerId?: string;
+}
+
+export const DEFAULT_LEASE_MS = 60_000;
+
+/**
+ * Claims up to `limit` due jobs of a queue in one statement (an implicit transaction of its
+ * own): pending jobs whose run_at has come and running jobs whose lease expired, skipping rows
+ * another worker is claiming, and, for ordering keys, any job with an earlier live job of the
+ * same key. Marks them running with a lease of leaseMs and counts the attempt.
+ */
+export async function claimJobs(sql: Sql, options: ClaimOptions): Promise<ClaimedJob[]> {
+  const now = (options.clock ?? systemClock).now();
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const token = randomUUID();
+  const rows = await sql.query<JobRow>(
+    `WITH due AS (
+       SELECT j.id FROM jobs j
+       WHERE j.queue = $1 AND j.state <> 'dead' AND j.run_at <= $2::timestamptz
+         AND (j.ordering_key IS NULL OR NOT EXISTS (
+           SELECT 1 FROM jobs o
+           WHERE o.queue = j.queue AND o.ordering_key = j.ordering_key AND o.state <> 'dead' AND o.id < j.id))
+       ORDER BY j.run_at, j.id
+       LIMIT $3
+       FOR UPDATE OF j SKIP LOCKED
+     )
+     UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, run_at = $4::timestamptz,
+            locked_by = $5, lock_token = $6, locked_at = $2::timestamptz, updated_at = $2::timestamptz
+     FROM due WHERE jobs.id = due.id
+     RETURNING ${JOB_COLUMNS('jobs')}`,
+    [
+      options.queue ?? DEFAULT_QUEUE,
+      now.toISOString(),
+      options.limit,
+      new Date(now.getTime() + leaseMs).toISOString(),
+      options.workerId ?? defaultWorkerId(),
+      token,
+    ],
+  );
+  return rows
+    .map((row) => ({ ...toJob(row), state: 'running' as const, lockToken: row.lock_token! }))
+    .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+}
+
+export interface RunOptions {
+  sql: Sql;
+  handlers: Record<string, JobHandler>;
+  queue?: string;
+  /** Jobs run at the same time; 4 by default. */
+  concurrency?: number;
+  clock?: Clock;
+  log?: JobLogger;
+  backoff?: Backoff;
+  /** Lease of a claimed job; renewed every leaseMs/3 while its handler runs. 60 s by default. */
+  leaseMs?: number;
+  workerId?: string;
+}
+
+export type JobOutcome = 'done' | 'retry' | 'dead' | 'lost';
+
+export interface WorkerOptions extends RunOptions {
+  /** Safety-net polling interval; 1000 ms by default. */
+  pollIntervalMs?: number;
+  /** Wake-ups on commit of an enqueue (see notify.ts); without it the pool polls. */
+  listener?: JobNotifyListener;
+  /** Called after each job settles (metrics, tests). */
+  onJobSettled?: (job: ClaimedJob, outcome: JobOutcome) => void;
+}
+
+let workerSeq = 0;
+function defaultWorkerId() {
+  return `${hostname()}:${process.pid}:${++workerSeq}`;
+}
+
+const MAX_ERROR_LENGTH = 8_000;
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH)}…` : text;
+}
+
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
+interface Runtime {
+  sql: Sql;
+  handlers: Record<string, JobHandler>;
+  clock: Clock;
+  log: JobLogger;
+  backoff: Backoff;
+  leaseMs: number;
+}
+
+function runtimeOf(o: RunOptions): Runtime {
+  return {
+    sql: o.sql,
+    handlers: o.handlers,
+    clock: o.clock ?? systemClock,
+    log: o.log ?? silentLogger,
+    backoff: o.backoff ?? exponentialBackoff(),
+    leaseMs: o.leaseMs ?? DEFAULT_LEASE_MS,
+  };
+}
+
+/** Runs one claimed job to its outcome. Never throws. */
+async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
+  const { sql, clock, log } = rt;
+  const fields = { jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempts };
+  try {
+    if (job.attempts > job.maxAttempts) {
+      return await settleFailure(
+        rt,
+        job,
+        new Error(
+          `lease expired during the last of ${job.maxAttempts} attempts (worker crashed or stalled)` +
+            (job.lastError ? `; previous error: ${job.lastError}` : ''),
+        ),
+        true,
+      );
+    }
+    const handler = Object.hasOwn(rt.handlers, job.kind) ? rt.handlers[job.kind] : undefined;
+    if (!handler) {
+      return await settleFailure(rt, job, new Error(`no handler for job kind "${job.kind}" (queue "${job.queue}")`), true);
+    }
+    const heartbeat = setInterval(() => {
+      sql
+        .query(
+          `UPDATE jobs SET run_at = $3::timestamptz WHERE id = $1::bigint AND lock_token = $2 AND state = 'running' RETURNING id`,
+          [job.id, job.lockToken, new Date(clock.now().getTime() + rt.leaseMs).toISOString()],
+        )
+        .then(
+          (rows) => {
+            if (rows.length === 0) log.warn(fields, 'job lease lost while running');
+          },
+          (error) => log.warn({ ...fields, err: error }, 'job lease renewal failed'),
+        );
+    }, Math.max(10, Math.floor(rt.leaseMs / 3)));
+    heartbeat.unref?.();
+    let failure: unknown;
+    let failed = false;
+    try {
+      await handler(job.payload, job);
+    } catch (error) {
+      failed = true;
+      failure = error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (failed) return await settleFailure(rt, job, failure, failure instanceof PermanentJobError);
+    // Finishing an ordered job unblocks the next one of its key: wake the other processes too.
+    const rows = await sql.query(
+      `WITH del AS (DELETE FROM jobs WHERE id = $1::bigint AND lock_token = $2 RETURNING queue, ordering_key)
+       SELECT (SELECT count(*) FROM del) AS deleted,
+              (SELECT count(*) FROM (SELECT pg_notify('${JOBS_NOTIFY_CHANNEL}', queue) FROM del
+                                     WHERE ordering_key IS NOT NULL) n) AS notified`,
+      [job.id, job.lockToken],
+    );
+    if (Number((rows[0] as { deleted: unknown }).deleted) === 0) {
+      log.warn(fields, 'job finished after its lease was lost (another worker may have retaken it)');
+      return 'lost';
+    }
+    log.debug(fields, 'job done');
+    return 'done';
+  } catch (error) {
+    // Database trouble while settling: the lease will expire and the job be retaken.
+    log.error({ ...fields, err: error }, 'could not settle job');
+    return 'lost';
+  }
+}
+
+async function settleFailure(rt: Runtime, job: ClaimedJob, error: unknown, permanent: boolean): Promise<JobOutcome> {
+  const { sql, clock, log } = rt;
+  const now = clock.now();
+  const dead = permanent || job.attempts >= job.maxAttempts;
+  const runAt = dead ? now : new Date(now.getTime() + Math.max(0, rt.backoff(job.attempts, job)));
+  const fields = { jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempts, err: error };
+  let rows: unknown[];
+  try {
+    rows = await sql.query(
+      `UPDATE jobs SET state = $3, run_at = $4::timestamptz, last_error = $5, updated_at = $6::timestamptz,
+              locked_by = NULL, lock_token = NULL, locked_at = NULL
+       WHERE id = $1::bigint AND lock_token = $2 RETURNING id`,
+      [job.id, job.lockToken, dead ? 'dead' : 'pending', runAt.toISOString(), describeError(error), now.toISOString()],
+    );
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e;
+    // Back to pending would make two pending jobs with one dedupe key: the newer one does the work.
+    await sql.query(`DELETE FROM jobs WHERE id = $1::bigint AND lock_token = $2`, [job.id, job.lockToken]);
+    log.warn(fields, 'job failed; superseded by a pending job with the same dedupe key');
+    return 'done';
+  }
+  if (rows.length === 0) {
+    log.warn(fields, 'job failed after its lease was lost');
+    return 'lost';
+  }
+  if (dead && job.orderingKey != null) {
+    await sql.query(`SELECT pg_notify('${JOBS_NOTIFY_CHANNEL}', $1) AS n`, [job.queue]);
+  }
+  if (dead) log.error(fields, 'job dead-lettered');
+  else log.warn({ ...fields, retryAt: runAt.toISOString() }, 'job failed; will retry');
+  return dead ? 'dead' : 'retry';
+}
+
+/**
+ * Runs due jobs of a queue until none is due (or maxJobs ran), `concurrency` at a time, and
+ * returns how many ran. Deterministic stepping for tests and the federation lab; the same code
+ * path as the pool.
+ */
+export async function runDueJobs(options: RunOptions & { maxJobs?: number }): Promise<number> {
+  const rt = runtimeOf(options);
+  const concurrency = options.concurrency ?? 4;
+  const maxJobs = options.maxJobs ?? 10_000;
+  const workerId = options.workerId ?? defaultWorkerId();
+  let ran = 0;
+  while (ran < maxJobs) {
+    const claimed = await claimJobs(rt.sql, {
+      queue: options.queue,
+      limit: Math.min(concurrency, maxJobs - ran),
+      clock: rt.clock,
+      leaseMs: rt.leaseMs,
+      workerId,
+    });
+    if (claimed.length === 0) break;
+    await Promise.all(claimed.map((job) => executeJob(rt, job)));
+    ran += claimed.length;
+  }
+  return ran;
+}
+
+export interface JobWorkers {
+  readonly workerId: string;
+  /** Jobs running now. */
+  readonly running: number;
+  /** Claim now instead of at the next poll. */
+  wake(): void;
+  /** Stops claiming and resolves when the running jobs have settled. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a pool of `concurrency` job runners on one queue. Claims as many due jobs as it has free
+ * slots, runs them concurrently, and sleeps until woken (a NOTIFY through `listener`, wake(), a
+ * slot freeing up), until the next known run_at, or for pollIntervalMs.
+ */
+export function startWorkers(options: WorkerOptions): JobWorkers {
+  const rt = runtimeOf(options);
+  const queue = options.queue ?? DEFAULT_QUEUE;
+  const concurrency = Math.max(1, options.concurrency ?? 4);
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  const workerId = options.workerId ?? defaultWorkerId();
+  const log = rt.log;
+  const active = new Set<Promise<void>>();
+  let stopping = false;
+  let wakePending = false;
+  let wakeNow: (() => void) | null = null;
+
+  const wake = () => {
+    wakePending = true;
+    wakeNow?.();
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (wakePending || stopping) {
+        wakePending = false;
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(timer);
+        wakeNow = null;
+        wakePending = false;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      wakeNow = done;
+    });
+
+  const unsubscribe = options.listener
+    ?.subscribe(JOBS_NOTIFY_CHANNEL, (payload) => {
+      if (payload === undefined || payload === queue) wake();
+    })
+    .catch((error) => {
+      log.error({ err: error, queue }, 'job pool could not listen for notifications; polling only');
+      return undefined;
+    });
+
+  /**
+   * Milliseconds until the earliest future run_at (a scheduled job, a backoff, a lease to
+   * retake), capped at pollIntervalMs. Due-now jobs left unclaimed are locked by another claim or
+   * wait behind their ordering key: their unblocking wakes us (slot freed, or NOTIFY).
+   */
+  const untilNextDue = async (): Promise<number> => {
+    const now = rt.clock.now();
+    const rows = await rt.sql.query<{ next: Date | string | null }>(
+      `SELECT min(run_at) AS next FROM jobs WHERE queue = $1 AND state <> 'dead' AND run_at > $2::timestamptz`,
+      [queue, now.toISOString()],
+    );
+    const next = rows[0]?.next;
+    if (next == null) return pollIntervalMs;
+    return Math.min(pollIntervalMs, Math.max(0, toDate(next).getTime() - now.getTime()));
+  };
+
+  const loop = async () => {
+    let failures = 0;
+    while (!stopping) {
+      const free = concurrency - active.size;
+      if (free <= 0) {
+        await sleep(pollIntervalMs);
+        continue;
+      }
+      let claimed: ClaimedJob[];
+      let delay = pollIntervalMs;
+      try {
+        claimed = await claimJobs(rt.sql, { queue, limit: free, clock: rt.clock, leaseMs: rt.leaseMs, workerId });
+        if (claimed.length < free) delay = await untilNextDue();
+        failures = 0;
+      } catch (error) {
+        failures++;
+        log.error({ err: error, queue, workerId }, 'claiming jobs failed');
+        await sleep(Math.min(30_000, pollIntervalMs * 2 ** Math.min(failures, 10)));
+        continue;
+      }
+      for (const job of claimed) {
+        const run = executeJob(rt, job).then((outcome) => {
+          try {
+            options.onJobSettled?.(job, outcome);
+          } catch (error) {
+            log.error({ err: error }, 'onJobSettled threw');
+          }
+        });
+        const tracked = run.finally(() => {
+          active.delete(tracked);
+          wake();
+        });
+        active.add(tracked);
+      }
+      if (claimed.length === free) continue;
+      await sleep(delay);
+    }
+  };
+
+  const looping = loop();
+  let stopped: Promise<void> | null = null;
+
+  return {
+    workerId,
+    get running() {
+      return active.size;
+    },
+    wake,
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        wakeNow?.();
+        await looping;
+        while (active.size > 0) await Promise.all([...active]);
+        const off = await unsubscribe;
+        await off?.().catch(() => {});
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * Composition root: config → logger → database → federation → job workers → HTTP.
+ * `startRoost` is what `roost start` runs and what tests start, several per process if they like.
+ */
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type pino from 'pino';
+import type { PGlite } from '@electric-sql/pglite';
+import type { RoostConfig, LogLevel } from '../config/index.ts';
+import { loadOrCreateSecrets } from '../config/secrets.ts';
+import type { Services } from './context.ts';
+import { openDatabase } from './db/orm.ts';
+import { createIdGenerator } from './lib/snowflake.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { createLogger, routeFedifyLogs } from './log.ts';
+import { lockDataDir, type DataDirLock } from './control/lock.ts';
+import { startControlSocket } from './control/socket.ts';
+import { createRoostFederation, type RoostFederation } from './federation/index.ts';
+import { PostgresKvStore } from './jobs/fedify-kv.ts';
+import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
+import { startWorkers } from './jobs/queue.ts';
+import { pgliteNotifyListener, pgNotifyListener } from './jobs/notify.ts';
+import { createEffectDispatcher } from './effects/dispatch.ts';
+import { EFFECT_JOB, type DomainEvent } from './effects/events.ts';
+import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
+import { startHttpServer } from './http/index.ts';
+import { buildRouter } from './api/routes.ts';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+export interface OpenOptions {
+  logLevel?: LogLevel;
+  logDestination?: pino.DestinationStream;
+  /** Run pending migrations on open (default true). */
+  migrate?: boolean;
+  /** An already-open embedded database (tests clone a prepared one). */
+  pglite?: PGlite;
+  clock?: Clock;
+}
+
+export interface RoostServices {
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** The database and services without the HTTP server: what the CLI needs. */
+export async function openRoostServices(config: RoostConfig, opts: OpenOptions = {}): Promise<RoostServices> {
+  const log = createLogger(opts.logLevel ?? config.logLevel, opts.logDestination);
+  const secrets = loadOrCreateSecrets(config.dataDir);
+  let lock: DataDirLock | undefined;
+  if (!config.databaseUrl && !opts.pglite) lock = lockDataDir(config.dataDir);
+  try {
+    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pglite: opts.pglite, log });
+    if (opts.migrate !== false) await db.migrate();
+    const clock = opts.clock ?? systemClock;
+    const services: Services = {
+      config,
+      secrets,
+      db,
+      clock,
+      ids: createIdGenerator(() => clock.now()),
+      log,
+      version: VERSION,
+    };
+    return {
+      services,
+      async close() {
+        await db.close();
+        lock?.release();
+      },
+    };
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+}
+
+export interface StartOptions extends OpenOptions {
+  /** Listen on an OS-chosen port and derive domain and public URL from it (tests, the lab). */
+  domainFromPort?: boolean;
+  /** Whether to open the control socket (default: on for the embedded database). */
+  controlSocket?: boolean;
+}
+
+export interface RunningRoost {
+  services: Services;
+  federation: RoostFederation;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startRoost(config: RoostConfig, opts: StartOptions = {}): Promise<RunningRoost> {
+  const t0 = performance.now();
+  const opened = await openRoostServices(config, opts);
+  const { services } = opened;
+  const log = services.log;
+  routeFedifyLogs(log);
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    // With domainFromPort the HTTP server binds first; the app behind it is built once the port,
+    // and so the instance's own URL, is known.
+    let app: { router: ReturnType<typeof buildRouter>; fetch: (req: Request) => Promise<Response> } | undefined;
+    const http = await startHttpServer({
+      host: config.host,
+      port: opts.domainFromPort ? 0 : config.port,
+      log,
+      router: {
+        match: (method: string, path: string) => app!.router.match(method, path),
+      } as never,
+      fallback: (request: Request) => app!.fetch(request),
+      publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
+    });
+    stops.push(() => http.close({ drainMs: 5000 }));
+    if (opts.domainFromPort) {
+      const domain = `${config.host}:${http.port}`;
+      config.domain = domain;
+      config.publicUrl = `http://${domain}`;
+      config.port = http.port;
+    }
+
+    // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
+    // LISTEN connection on a server.
+    const listener = services.db.pglite
+      ? pgliteNotifyListener(services.db.pglite)
+      : pgNotifyListener(config.databaseUrl!, { log: log.child({ module: 'jobs' }) });
+    if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
+    const kv = new PostgresKvStore(services.db.sql, { clock: services.clock });
+    const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log, listener });
+    const federation = createRoostFederation({ services, kv, queue });
+    const abort = new AbortController();
+    const queueRunning = federation.startQueue(undefined, { signal: abort.signal });
+    stops.push(async () => {
+      abort.abort();
+      await queueRunning.catch(() => undefined);
+    });
+
+    const dispatch = createEffectDispatcher(services, federation);
+    const workers = startWorkers({
+      sql: services.db.sql,
+      clock: services.clock,
+      log,
+      concurrency: 4,
+      listener,
+      handlers: {
+        [EFFECT_JOB]: (payload: unknown) => dispatch(payload as DomainEvent),
+        [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
+      },
+    });
+    stops.push(() => workers.stop());
+
+    const router = buildRouter(services, federation);
+    app = {
+      router,
+      fetch: async (request: Request) => federation.fetch(request, {
+        contextData: undefined,
+        onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
+        onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
+      }),
+    };
+
+    if (opts.controlSocket ?? !config.databaseUrl) {
+      const control = await startControlSocket(services, log.child({ module: 'control' }));
+      stops.push(() => control.close());
+    }
+
+    const url = config.publicUrl;
+    log.info(
+      { listen: `http://${config.host}:${http.port}`, url, database: services.db.kind, ms: Math.round(performance.now() - t0) },
+      `Roost ${VERSION} listening on http://${config.host}:${http.port} (${url})`,
+    );
+    return {
+      services,
+      federation,
+      port: http.port,
+      url,
+      async close() {
+        // Stop taking requests and jobs first, then the database.
+        for (const stop of stops.reverse()) await stop().catch((e) => log.error({ err: e }, 'shutdown step failed'));
+        await opened.close();
+      },
+    };
+  } catch (e) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await opened.close();
+    throw e;
+  }
+}
+
+export type { Logger };

@@ -1,0 +1,25 @@
+/** A user's settings → Mastodon's Preferences entity (GET /api/v1/preferences). Pure. */
+import type { Account, User } from '../db/entities/index.ts';
+import { defaultPrivacy } from './credential-account.ts';
+
+export interface MastodonPreferences {
+  'posting:default:visibility': string;
+  'posting:default:sensitive': boolean;
+  'posting:default:language': string | null;
+  'reading:expand:media': string;
+  'reading:expand:spoilers': boolean;
+  'reading:autoplay:gifs': boolean;
+}
+
+export function serializePreferences(account: Account, user: User): MastodonPreferences {
+  const s = user.settings as Record<string, unknown>;
+  const media = s['reading:expand:media'];
+  return {
+    'posting:default:visibility': defaultPrivacy(account, user),
+    'posting:default:sensitive': s['posting:default:sensitive'] === true,
+    'posting:default:language': typeof s['posting:default:language'] === 'string' && s['posting:default:language'] ? s['posting:default:language'] : null,
+    'reading:expand:media': media === 'show_all' || media === 'hide_all' ? media : 'default',
+    'reading:expand:spoilers': s['reading:expand:spoilers'] === true,
+    'reading:autoplay:gifs': s['reading:autoplay:gifs'] === true,
+  };
+}

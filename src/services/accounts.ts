@@ -1,0 +1,182 @@
+/**
+ * Local accounts: creation (CLI, and later sign-up), lookup, and the activity record behind
+ * NodeInfo's active-user counts.
+ */
+import { type EntityManager } from '@mikro-orm/core';
+import type { Services } from '../context.ts';
+import { AccountSchema, AccountKeySchema, UserSchema, UserRoleSchema, type Account, type User } from '../db/entities/index.ts';
+import { Validation, RoostError } from '../lib/errors.ts';
+import { generateActorKeys } from '../lib/keys.ts';
+import { generatePassword, hashPassword } from '../lib/password.ts';
+import { sqlFromEm } from '../db/sql.ts';
+
+/** Local usernames, as Mastodon's UsernameValidator allows them. */
+export const USERNAME_RE = /^[a-z0-9_]+$/i;
+export const USERNAME_MAX = 30;
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** Usernames Mastodon keeps for the server itself. */
+const RESERVED = new Set(['admin', 'support', 'help', 'root', 'webmaster', 'administrator', 'mod', 'moderator', 'instance_actor', 'actor']);
+
+export interface CreateLocalAccountInput {
+  username: string;
+  email: string;
+  password?: string;
+  role?: string | null;
+  confirmed?: boolean;
+  approved?: boolean;
+  locale?: string | null;
+  reason?: string | null;
+  /** Operators may take reserved names (tootctl does too). */
+  allowReserved?: boolean;
+  /** Runs inside the creating transaction (a sign-up's token, say): its failure creates nothing. */
+  inTransaction?: (tx: EntityManager, created: { account: Account; user: User }) => Promise<void>;
+}
+
+export interface CreatedAccount {
+  account: Account;
+  user: User;
+  password: string;
+}
+
+/** Local actor URLs, one place for the whole app. */
+export function localActorUri(services: Pick<Services, 'config'>, username: string): string {
+  return `${services.config.publicUrl}/users/${username}`;
+}
+
+/**
+ * The field checks of a new local account (and whether the name or address is taken), collected
+ * into `v` so callers can add their own before one 422 lists every problem.
+ */
+export async function validateNewAccount(
+  services: Services,
+  input: { username: string; email: string; password: string; allowReserved?: boolean },
+  v: Validation = new Validation(),
+): Promise<Validation> {
+  const username = input.username.trim();
+  const email = input.email.trim();
+  const password = input.password;
+  if (!username) v.add('username', 'ERR_BLANK', "can't be blank");
+  else if (username.length > USERNAME_MAX) v.add('username', 'ERR_TOO_LONG', `is too long (maximum is ${USERNAME_MAX} characters)`);
+  else if (!USERNAME_RE.test(username)) v.add('username', 'ERR_INVALID', 'must contain only letters, numbers and underscores');
+  else if (!input.allowReserved && RESERVED.has(username.toLowerCase())) v.add('username', 'ERR_RESERVED', 'is reserved');
+  if (!email) v.add('email', 'ERR_BLANK', "can't be blank");
+  else if (!EMAIL_RE.test(email) || email.length > 320) v.add('email', 'ERR_INVALID', 'is invalid');
+  if (password === '') v.add('password', 'ERR_BLANK', "can't be blank");
+  else if (password.length < 8) v.add('password', 'ERR_TOO_SHORT', 'is too short (minimum is 8 characters)');
+  else if (password.length > 72) v.add('password', 'ERR_TOO_LONG', 'is too long (maximum is 72 characters)');
+  const [taken] = await services.db.sql.query<{ u: number; e: number }>(
+    `select (select count(*)::int from accounts where lower(username) = lower($1) and domain is null) as u,
+            (select count(*)::int from users where lower(email) = lower($2)) as e`,
+    [username, email],
+  );
+  if (username && taken.u > 0) v.add('username', 'ERR_TAKEN', 'is already taken');
+  if (email && taken.e > 0) v.add('email', 'ERR_TAKEN', 'is already taken');
+  return v;
+}
+
+export async function createLocalAccount(services: Services, input: CreateLocalAccountInput): Promise<CreatedAccount> {
+  const username = input.username.trim();
+  const email = input.email.trim();
+  const password = input.password ?? generatePassword();
+  const v = await validateNewAccount(services, { username, email, password, allowReserved: input.allowReserved });
+  v.throwIfInvalid();
+
+  // Slow work (key generation, hashing) happens before the transaction, off the event loop.
+  const [keys, encryptedPassword] = await Promise.all([generateActorKeys(), hashPassword(password)]);
+
+  const em = services.db.em();
+  let roleId: string | null = null;
+  if (input.role) {
+    const role = await em.findOne(UserRoleSchema, { name: { $ilike: input.role } });
+    if (!role) throw new RoostError(422, `Validation failed: Role ${input.role} does not exist`, {
+      details: { role: [{ error: 'ERR_INVALID', description: `${input.role} does not exist` }] },
+    });
+    roleId = role.id;
+  }
+
+  return em.transactional(async (tx) => {
+    const taken = new Validation();
+    const sql = sqlFromEm(tx);
+    const [u] = await sql.query<{ n: number }>(
+      `select count(*)::int as n from accounts where lower(username) = lower($1) and domain is null`,
+      [username],
+    );
+    if (u.n > 0) taken.add('username', 'ERR_TAKEN', 'is already taken');
+    const [e] = await sql.query<{ n: number }>(`select count(*)::int as n from users where lower(email) = lower($1)`, [email]);
+    if (e.n > 0) taken.add('email', 'ERR_TAKEN', 'is already taken');
+    taken.throwIfInvalid();
+
+    const now = services.clock.now();
+    const uri = localActorUri(services, username);
+    const account = tx.create(AccountSchema, {
+      id: services.ids.next(),
+      username,
+      domain: null,
+      uri,
+      url: `${services.config.publicUrl}/@${username}`,
+      inboxUrl: `${uri}/inbox`,
+      sharedInboxUrl: `${services.config.publicUrl}/inbox`,
+      outboxUrl: `${uri}/outbox`,
+      followersUrl: `${uri}/followers`,
+      followingUrl: `${uri}/following`,
+      featuredUrl: `${uri}/collections/featured`,
+      createdAt: now,
+      updatedAt: now,
+    });
+    // Ids are plain columns, not ORM relations: insert the account before the rows that refer to it.
+    await tx.flush();
+    for (const k of keys) {
+      tx.create(AccountKeySchema, {
+        id: services.ids.next(),
+        accountId: account.id,
+        algorithm: k.algorithm,
+        publicJwk: k.publicJwk,
+        privateJwk: k.privateJwk,
+        createdAt: now,
+      });
+    }
+    const user = tx.create(UserSchema, {
+      id: services.ids.next(),
+      accountId: account.id,
+      email,
+      encryptedPassword,
+      roleId,
+      confirmedAt: input.confirmed ? now : null,
+      approved: input.approved ?? true,
+      locale: input.locale ?? null,
+      signUpReason: input.reason ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await tx.flush();
+    await input.inTransaction?.(tx, { account, user });
+    return { account, user, password };
+  }).catch((err: unknown) => {
+    // Two sign-ups racing for one name: the unique index decides, the client gets ERR_TAKEN.
+    if ((err as { code?: string }).code === '23505') {
+      const constraint = String((err as { constraint?: string }).constraint ?? (err as Error).message);
+      const field = constraint.includes('email') ? 'email' : 'username';
+      throw new RoostError(422, `Validation failed: ${field === 'email' ? 'Email' : 'Username'} is already taken`, {
+        details: { [field]: [{ error: 'ERR_TAKEN', description: 'is already taken' }] },
+      });
+    }
+    throw err;
+  });
+}
+
+export async function findLocalAccount(em: EntityManager, username: string): Promise<Account | null> {
+  return em.findOne(AccountSchema, { username: { $ilike: username.replace(/[\\%_]/g, '\\$&') }, domain: null });
+}
+
+/** Records that a user was active today (sign-in or an authenticated request). */
+export async function recordUserActivity(services: Services, userId: string): Promise<void> {
+  const day = services.clock.now().toISOString().slice(0, 10);
+  await services.db.sql.query(
+    `insert into user_activity_days (user_id, day) values ($1, $2) on conflict do nothing`,
+    [userId, day],
+  );
+  await services.db.sql.query(`update users set last_sign_in_at = current_sign_in_at, current_sign_in_at = $2 where id = $1`, [
+    userId,
+    services.clock.now(),
+  ]);
+}

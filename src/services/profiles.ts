@@ -1,0 +1,258 @@
+/**
+ * The signed-in user's own profile: what verify_credentials shows (loaded for the credential
+ * serializer), and its edits (update_credentials, DELETE /api/v1/profile/avatar|header).
+ *
+ * An edit is validated as a whole first (one 422 lists every problem, nothing changes). Then the
+ * lock goes through the account actor (relationships.setAccountLocked: unlocking accepts the
+ * pending follow requests the follow actors allow, in its transaction), and everything else is
+ * written in one transaction that also queues an Update(Person) for remote followers and, when
+ * the fields changed, their rel="me" verification.
+ */
+import { LockMode } from '@mikro-orm/core';
+import type { Services } from '../context.ts';
+import { AccountSchema, UserRoleSchema, UserSchema, type Account, type User, type UserRole } from '../db/entities/index.ts';
+import { Validation, notFound } from '../lib/errors.ts';
+import { isSupportedLanguage } from '../lib/languages.ts';
+import { countedLength } from '../lib/text-format.ts';
+import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
+import { enqueue } from '../jobs/queue.ts';
+import { sqlFromEm } from '../db/sql.ts';
+import type { AccountView } from '../serializers/account.ts';
+import { MAX_IMAGE_BYTES, pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
+import { setAccountLocked } from './relationships.ts';
+import { accountView } from './account-views.ts';
+import { enqueueLinkVerification, verifiableUrl } from './link-verification.ts';
+
+export const MAX_DISPLAY_NAME = 30;
+export const MAX_NOTE = 500;
+export const MAX_PROFILE_FIELDS = 4;
+export const PROFILE_FIELD_LIMIT = 255;
+/** Default post visibilities a user may choose (Mastodon: not `direct`). */
+export const DEFAULT_VISIBILITIES = ['public', 'unlisted', 'private'] as const;
+/** Mastodon shows at most this many pending requests in the credentials (FollowRequest…limit(40).count). */
+export const FOLLOW_REQUESTS_COUNT_CAP = 40;
+
+export interface ProfileUpdate {
+  displayName?: string;
+  note?: string;
+  locked?: boolean;
+  bot?: boolean;
+  discoverable?: boolean;
+  indexable?: boolean;
+  hideCollections?: boolean;
+  fields?: { name: string; value: string }[];
+  source?: { privacy?: string; sensitive?: boolean; language?: string | null };
+  avatar?: Uint8Array;
+  header?: Uint8Array;
+}
+
+export interface CredentialData {
+  account: Account;
+  user: User;
+  role: UserRole | null;
+  view: AccountView;
+  followRequestsCount: number;
+}
+
+const chars = (s: string) => [...s].length;
+
+/** Everything the CredentialAccount serializer needs, in one round of queries. */
+export async function loadCredentialAccount(services: Services, accountId: string, userId: string): Promise<CredentialData> {
+  const em = services.db.em();
+  const [account, user] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(UserSchema, { id: userId })]);
+  if (!account || !user) throw notFound();
+  const [role, view, [requests]] = await Promise.all([
+    user.roleId ? em.findOne(UserRoleSchema, { id: user.roleId }) : Promise.resolve(null),
+    accountView(services, [account]),
+    services.db.sql.query<{ n: number }>(
+      `select count(*)::int as n from (select 1 from follows where target_account_id = $1 and state = 'requested' limit ${FOLLOW_REQUESTS_COUNT_CAP}) r`,
+      [accountId],
+    ),
+  ]);
+  return { account, user, role, view, followRequestsCount: requests?.n ?? 0 };
+}
+
+/** The checks of an edit, all at once. Returns the fields as they will be stored (blank pairs dropped, trimmed). */
+function validateProfileUpdate(input: ProfileUpdate): { name: string; value: string }[] | undefined {
+  const v = new Validation();
+  if (input.displayName !== undefined && chars(input.displayName) > MAX_DISPLAY_NAME) {
+    v.add('display_name', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_DISPLAY_NAME} characters)`);
+  }
+  if (input.note !== undefined && countedLength(input.note) > MAX_NOTE) v.add('note', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_NOTE} characters)`);
+  const fields = input.fields
+    ?.map((f) => ({ name: f.name.trim(), value: f.value.trim() }))
+    .filter((f) => f.name !== '' || f.value !== '');
+  if (fields) {
+    if (fields.length > MAX_PROFILE_FIELDS) v.add('fields', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_PROFILE_FIELDS} fields)`);
+    if (fields.some((f) => chars(f.name) > PROFILE_FIELD_LIMIT || chars(f.value) > PROFILE_FIELD_LIMIT)) {
+      v.add('fields', 'ERR_TOO_LONG', `names and values are limited to ${PROFILE_FIELD_LIMIT} characters`);
+    }
+    if (fields.some((f) => f.name === '' && f.value !== '')) v.add('fields', 'ERR_FIELDS_WITH_VALUES_MISSING_LABELS', 'contains values with missing labels');
+  }
+  const privacy = input.source?.privacy;
+  if (privacy !== undefined && !(DEFAULT_VISIBILITIES as readonly string[]).includes(privacy)) {
+    v.add('source.privacy', 'ERR_INCLUSION', 'is not included in the list');
+  }
+  const language = input.source?.language;
+  if (language && !isSupportedLanguage(language)) v.add('source.language', 'ERR_INCLUSION', 'is not included in the list');
+  for (const [key, data] of [['avatar', input.avatar], ['header', input.header]] as const) {
+    if (!data) continue;
+    if (data.length > MAX_IMAGE_BYTES) v.add(key, 'ERR_LESS_THAN', 'must be less than 16 MB');
+    else if (!sniffImage(data)) v.add(key, 'ERR_INVALID', 'must be a PNG, JPEG, GIF or WebP image');
+  }
+  v.throwIfInvalid();
+  return fields;
+}
+
+/** Queues the Update(Person) to remote followers (one pending per account: it reads the profile when it runs). */
+async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlFromEm>[0], accountId: string): Promise<void> {
+  const event: DomainEvent = { type: 'account.updated', accountId };
+  await enqueue(sqlFromEm(tx), { kind: EFFECT_JOB, payload: event, dedupeKey: `account.updated:${accountId}` }, { clock: services.clock });
+}
+
+export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
+  const fields = validateProfileUpdate(input);
+
+  // Locking and unlocking go through the account actor (and an unlock through every pending follow).
+  if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked);
+
+  await services.db.em().transactional(async (tx) => {
+    // The row lock serialises edits of one profile, so image files and rows agree.
+    const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const user = await tx.findOneOrFail(UserSchema, { id: userId });
+    if (input.displayName !== undefined) account.displayName = input.displayName;
+    if (input.note !== undefined) account.note = input.note;
+    if (input.bot !== undefined) account.actorType = input.bot ? 'Service' : 'Person';
+    if (input.discoverable !== undefined) account.discoverable = input.discoverable;
+    if (input.indexable !== undefined) account.indexable = input.indexable;
+    if (input.hideCollections !== undefined) account.hideCollections = input.hideCollections;
+    let verify = false;
+    if (fields) {
+      // A value that was verified before keeps its verification (Mastodon's fields_attributes=).
+      const before = account.fields;
+      account.fields = fields.map((f) => ({ ...f, verified_at: before.find((b) => b.value === f.value && b.verified_at)?.verified_at ?? null }));
+      verify = account.fields.some((f) => !f.verified_at && verifiableUrl(f.value) !== null);
+    }
+    const avatarUrl = input.avatar ? await storeAccountImage(services, 'avatars', accountId, input.avatar) : undefined;
+    const headerUrl = input.header ? await storeAccountImage(services, 'headers', accountId, input.header) : undefined;
+    if (avatarUrl) account.avatarUrl = avatarUrl;
+    if (headerUrl) account.headerUrl = headerUrl;
+    const settings = { ...(user.settings as Record<string, unknown>) };
+    const source = input.source ?? {};
+    if (source.privacy !== undefined) settings['posting:default:visibility'] = source.privacy;
+    if (source.sensitive !== undefined) settings['posting:default:sensitive'] = source.sensitive;
+    if (source.language !== undefined) settings['posting:default:language'] = source.language || null;
+    user.settings = settings;
+    user.updatedAt = services.clock.now();
+    account.updatedAt = services.clock.now();
+    await tx.flush();
+    await queueProfileUpdate(services, tx, accountId);
+    if (verify) await enqueueLinkVerification(sqlFromEm(tx), accountId, services.clock);
+    if (avatarUrl) await pruneAccountImages(services, 'avatars', accountId, avatarUrl);
+    if (headerUrl) await pruneAccountImages(services, 'headers', accountId, headerUrl);
+  });
+}
+
+/** DELETE /api/v1/profile/avatar|header: back to the default image (a no-op when there is none). */
+export async function removeProfileImage(services: Services, accountId: string, kind: 'avatar' | 'header'): Promise<void> {
+  await services.db.em().transactional(async (tx) => {
+    const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const current = kind === 'avatar' ? account.avatarUrl : account.headerUrl;
+    if (current === null) return;
+    if (kind === 'avatar') account.avatarUrl = null;
+    else account.headerUrl = null;
+    account.updatedAt = services.clock.now();
+    await tx.flush();
+    await queueProfileUpdate(services, tx, accountId);
+    await pruneAccountImages(services, kind === 'avatar' ? 'avatars' : 'headers', accountId, null);
+  });
+}
+
+// --- viewing profiles -----------------------------------------------------------------------
+
+const escLike = (x: string) => x.replace(/[\\%_]/g, '\\$&');
+/** An id that fits a bigint column (anything else names no account). */
+const isId = (id: string) => /^\d{1,19}$/.test(id) && BigInt(id) <= 9223372036854775807n;
+
+/**
+ * Whether others may see an account: every remote one, and local ones whose sign-up was approved
+ * (a pending sign-up is nobody's business yet). Suspended accounts are shown, as Mastodon does
+ * since 3.3: the serializer blanks them and says `suspended: true`.
+ */
+async function visible(services: Services, account: Account | null): Promise<Account | null> {
+  if (!account) return null;
+  if (account.domain !== null) return account;
+  const [user] = await services.db.sql.query<{ approved: boolean }>(`select approved from users where account_id = $1`, [account.id]);
+  return user && !user.approved ? null : account;
+}
+
+/** GET /api/v1/accounts/:id. */
+export async function findProfile(services: Services, id: string): Promise<Account | null> {
+  if (!isId(id)) return null;
+  return visible(services, await services.db.em().findOne(AccountSchema, { id }));
+}
+
+/** GET /api/v1/accounts?id[]=…: the visible ones among `ids`, in the order asked, each once. */
+export async function findProfiles(services: Services, ids: readonly string[]): Promise<Account[]> {
+  const wanted = [...new Set(ids.filter(isId))];
+  if (wanted.length === 0) return [];
+  const rows = await services.db.sql.query<{ id: string }>(
+    `select a.id::text from accounts a
+      where a.id = any($1::bigint[]) and not exists (select 1 from users u where u.account_id = a.id and not u.approved)`,
+    [wanted],
+  );
+  const found = new Set(rows.map((r) => r.id));
+  const accounts = await services.db.em().find(AccountSchema, { id: { $in: [...found] } });
+  const byId = new Map(accounts.map((a) => [a.id, a]));
+  return wanted.map((id) => byId.get(id)).filter((a): a is Account => a !== undefined);
+}
+
+/** GET /api/v1/accounts/lookup: a known account by `user`, `@user`, `user@domain` (this domain means local). No fetching. */
+export async function lookupProfile(services: Services, acct: string): Promise<Account | null> {
+  const handle = acct.trim().replace(/^@/, '');
+  const m = /^([^@\s]+)(?:@([^@\s]+))?$/.exec(handle);
+  if (!m) return null;
+  const [, username, domain] = m;
+  const local = !domain || domain.toLowerCase() === services.config.domain.toLowerCase();
+  const account = await services.db.em().findOne(AccountSchema, {
+    username: { $ilike: escLike(username!) },
+    domain: local ? null : { $ilike: escLike(domain!) },
+  });
+  return visible(services, account);
+}
+
+export interface ProfileSearch {
+  q: string;
+  limit: number;
+  offset: number;
+  /** Only accounts the viewer follows. */
+  following: boolean;
+}
+
+/**
+ * GET /api/v1/accounts/search: prefix match on username or display name over known accounts (not
+ * suspended, not pending), local ones first, an exact username before the rest. `q` may be
+ * `user@domain`, matching the domain by prefix too.
+ */
+export async function searchProfiles(services: Services, viewerId: string, search: ProfileSearch): Promise<Account[]> {
+  const q = search.q.trim().replace(/^@/, '');
+  if (!q) return [];
+  const [user, domain] = q.split('@');
+  if (!user) return [];
+  const local = domain !== undefined && domain.toLowerCase() === services.config.domain.toLowerCase();
+  const rows = await services.db.sql.query<{ id: string }>(
+    `select a.id::text from accounts a
+      where a.suspended_at is null
+        and (a.username ilike $1 or a.display_name ilike $1)
+        and ($2::text is null or a.domain ilike $2)
+        and (not $3::boolean or a.domain is null)
+        and not exists (select 1 from users u where u.account_id = a.id and not u.approved)
+        and (not $4::boolean or exists (select 1 from follows f where f.account_id = $5 and f.target_account_id = a.id and f.state = 'accepted'))
+      order by (a.domain is null) desc, lower(a.username) = lower($6) desc, a.id
+      limit $7 offset $8`,
+    [`${escLike(user)}%`, domain && !local ? `${escLike(domain)}%` : null, local, search.following, viewerId, user, search.limit, search.offset],
+  );
+  const accounts = await services.db.em().find(AccountSchema, { id: { $in: rows.map((r) => r.id) } });
+  const byId = new Map(accounts.map((a) => [a.id, a]));
+  return rows.map((r) => byId.get(r.id)).filter((a): a is Account => a !== undefined);
+}

@@ -1,0 +1,275 @@
+/** Mutes, silencing, locking, and the Relationship facts of a page of accounts. */
+import type { Services } from '../context.ts';
+import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.ts';
+import { RoostError, notFound } from '../lib/errors.ts';
+import { accountMachine, accountSnapshot, type AccountSnapshot, type AccountEvent } from '../../actors/account/account.machine.ts';
+import { step } from '../../actors/runtime/step.ts';
+import type { RelationshipFacts } from '../serializers/relationship.ts';
+import { stepFollow, targetUnlocked } from './follows.ts';
+import { sqlFromEm } from '../db/sql.ts';
+import { EFFECT_JOB, enqueueEffect, type DomainEvent } from '../effects/events.ts';
+import { enqueue } from '../jobs/queue.ts';
+import type { EntityManager } from '@mikro-orm/core';
+
+/** Mastodon's limit for a mute duration: a bit over a year (0 = indefinite). */
+export const MAX_MUTE_DURATION_SECONDS = 60 * 60 * 24 * 366;
+
+export async function muteAccount(
+  services: Services,
+  accountId: string,
+  targetId: string,
+  opts: { notifications?: boolean; duration?: number },
+): Promise<void> {
+  if (accountId === targetId) throw new RoostError(403, 'This action is not allowed');
+  const duration = opts.duration ?? 0;
+  if (!Number.isInteger(duration) || duration < 0 || duration > MAX_MUTE_DURATION_SECONDS) {
+    throw new RoostError(422, `Validation failed: Duration must be a whole number of seconds from 0 to ${MAX_MUTE_DURATION_SECONDS}`, {
+      details: { duration: [{ error: 'ERR_INVALID', description: `must be a whole number of seconds from 0 to ${MAX_MUTE_DURATION_SECONDS}` }] },
+    });
+  }
+  const target = await services.db.em().findOne(AccountSchema, { id: targetId });
+  if (!target) throw notFound();
+  const now = services.clock.now();
+  const expiresAt = duration > 0 ? new Date(now.getTime() + duration * 1000) : null;
+  await services.db.em().transactional(async (tx) => {
+    const sql = sqlFromEm(tx);
+    await sql.query(
+      `insert into mutes (id, account_id, target_account_id, hide_notifications, expires_at, created_at)
+       values ($1, $2, $3, $4, $5, $6)
+       on conflict (account_id, target_account_id) do update set hide_notifications = excluded.hide_notifications, expires_at = excluded.expires_at`,
+      [services.ids.next(), accountId, targetId, opts.notifications ?? true, expiresAt, now],
+    );
+    // A timed mute ends by itself: a job due at its expiry sends the unmute back through
+    // expireMute (reads already treat an expired mute as gone; the job removes the row).
+    if (expiresAt) {
+      const event: DomainEvent = { type: 'mute.expired', accountId, targetId };
+      await enqueue(sql, { kind: EFFECT_JOB, payload: event, runAt: expiresAt }, { clock: services.clock });
+    }
+  });
+}
+
+export async function unmuteAccount(services: Services, accountId: string, targetId: string): Promise<void> {
+  await services.db.sql.query(`delete from mutes where account_id = $1 and target_account_id = $2`, [accountId, targetId]);
+}
+
+/** A timed mute's expiry job: unmutes only if the mute is still there and due (not re-muted since). */
+export async function expireMute(services: Services, accountId: string, targetId: string): Promise<boolean> {
+  const removed = await services.db.sql.query(
+    `delete from mutes where account_id = $1 and target_account_id = $2 and expires_at is not null and expires_at <= $3 returning id`,
+    [accountId, targetId, services.clock.now()],
+  );
+  return removed.length > 0;
+}
+
+/** Steps the account actor (seeded from the row's flags the first time) and saves it with the row. */
+async function stepAccount(services: Services, em: EntityManager, account: Account, event: AccountEvent) {
+  const persisted =
+    (account.machine as unknown as AccountSnapshot | null) ??
+    accountSnapshot({ accountId: account.id, locked: account.locked, silenced: !!account.silencedAt, suspended: !!account.suspendedAt });
+  const r = step(accountMachine, persisted, event);
+  if (r.accepted) {
+    account.machine = r.snapshot as unknown as Record<string, unknown>;
+    account.machineVersion = r.version;
+    account.updatedAt = services.clock.now();
+  }
+  return r;
+}
+
+/**
+ * Locks or unlocks an account. Unlocking accepts pending follow requests in the same transaction,
+ * except those of silenced or muted requesters (the follow actors decide).
+ */
+export async function setAccountLocked(services: Services, accountId: string, locked: boolean): Promise<void> {
+  await services.db.em().transactional(async (tx) => {
+    const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
+    if (account.locked === locked) return;
+    const r = await stepAccount(services, tx, account, { type: locked ? 'account.lock' : 'account.unlock' });
+    if (!r.accepted) throw new RoostError(422, r.rejection.message);
+    account.locked = locked;
+    await tx.flush();
+    if (r.emitted.some((e) => e.type === 'account.unlocked')) await targetUnlocked(services, accountId, tx);
+  });
+}
+
+/** A moderator limits (silences) an account, or lifts it. */
+export async function setAccountSilenced(services: Services, accountId: string, silenced: boolean): Promise<void> {
+  await services.db.em().transactional(async (tx) => {
+    const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
+    if (!!account.silencedAt === silenced) return;
+    const r = await stepAccount(services, tx, account, { type: silenced ? 'account.silence' : 'account.unsilence' });
+    if (!r.accepted) throw new RoostError(422, r.rejection.message);
+    account.silencedAt = silenced ? services.clock.now() : null;
+    await tx.flush();
+  });
+}
+
+/** The Relationship facts of `ids` as `viewerId` sees them, in four queries for the whole page. */
+export async function relationshipFacts(services: Services, viewerId: string, ids: string[]): Promise<Map<string, RelationshipFacts>> {
+  const em = services.db.em();
+  const now = services.clock.now();
+  const [outgoing, incoming, blocks, mutes, accounts, notes, pins, domainBlocks] = await Promise.all([
+    em.find(FollowSchema, { accountId: viewerId, targetAccountId: { $in: ids } }),
+    em.find(FollowSchema, { targetAccountId: viewerId, accountId: { $in: ids } }),
+    services.db.sql.query<{ account_id: string; target_account_id: string }>(
+      `select account_id::text, target_account_id::text from blocks
+        where (account_id = $1 and target_account_id = any($2::bigint[])) or (target_account_id = $1 and account_id = any($2::bigint[]))`,
+      [viewerId, ids],
+    ),
+    services.db.sql.query<{ target_account_id: string; hide_notifications: boolean }>(
+      `select target_account_id::text, hide_notifications from mutes
+        where account_id = $1 and target_account_id = any($2::bigint[]) and (expires_at is null or expires_at > $3)`,
+      [viewerId, ids, now],
+    ),
+    em.find(AccountSchema, { id: { $in: ids } }),
+    services.db.sql.query<{ target_account_id: string; comment: string }>(
+      `select target_account_id::text, comment from account_notes where account_id = $1 and target_account_id = any($2::bigint[])`,
+      [viewerId, ids],
+    ),
+    services.db.sql.query<{ target_account_id: string }>(
+      `select target_account_id::text from account_pins where account_id = $1 and target_account_id = any($2::bigint[])`,
+      [viewerId, ids],
+    ),
+    services.db.sql.query<{ domain: string }>(`select domain from account_domain_blocks where account_id = $1`, [viewerId]),
+  ]);
+  const out = new Map<string, RelationshipFacts>();
+  for (const a of accounts) {
+    const o = outgoing.find((f) => f.targetAccountId === a.id);
+    const mute = mutes.find((m) => m.target_account_id === a.id);
+    out.set(a.id, {
+      outgoing: o ? { state: o.state, showReblogs: o.showReblogs, notify: o.notify, languages: o.languages ?? null } : null,
+      incomingState: incoming.find((f) => f.accountId === a.id)?.state ?? null,
+      blocking: blocks.some((b) => b.account_id === viewerId && b.target_account_id === a.id),
+      blockedBy: blocks.some((b) => b.account_id === a.id && b.target_account_id === viewerId),
+      mute: mute ? { hideNotifications: mute.hide_notifications } : null,
+      domainBlocking: a.domain !== null && domainBlocks.some((d) => d.domain === a.domain!.toLowerCase()),
+      endorsed: pins.some((p) => p.target_account_id === a.id),
+      note: notes.find((n) => n.target_account_id === a.id)?.comment ?? '',
+    });
+  }
+  return out;
+}
+
+/**
+ * `accountId` blocks `targetId`: the block row, and both follow actors (either direction) get
+ * `follow.block`, so following ends both ways; a remote target is told with a Block activity.
+ * A pair with no follow actor yet has nothing to end (the idle actor refuses the event).
+ */
+export async function blockAccount(services: Services, accountId: string, targetId: string, opts: { uri?: string } = {}): Promise<void> {
+  if (accountId === targetId) throw new RoostError(403, 'This action is not allowed');
+  const em = services.db.em();
+  const [account, target] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(AccountSchema, { id: targetId })]);
+  if (!account || !target) throw notFound();
+  await em.transactional(async (tx) => {
+    const sql = sqlFromEm(tx);
+    const id = services.ids.next();
+    const inserted = await sql.query<{ id: string }>(
+      `insert into blocks (id, account_id, target_account_id, uri, created_at) values ($1, $2, $3, $4, $5)
+       on conflict (account_id, target_account_id) do nothing returning id::text`,
+      [id, accountId, targetId, opts.uri ?? (account.domain === null ? `${account.uri}#blocks/${id}` : null), services.clock.now()],
+    );
+    if (inserted.length === 0) return; // already blocked
+    await stepFollow(services, account, target, { type: 'follow.block', by: 'follower' }, { em: tx });
+    await stepFollow(services, target, account, { type: 'follow.block', by: 'target' }, { em: tx });
+    if (account.domain === null && target.domain !== null) await enqueueEffect(sql, { type: 'block.created', blockId: id }, services.clock);
+  });
+}
+
+export async function unblockAccount(services: Services, accountId: string, targetId: string): Promise<void> {
+  const em = services.db.em();
+  const [account, target] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(AccountSchema, { id: targetId })]);
+  if (!account || !target) throw notFound();
+  await em.transactional(async (tx) => {
+    const sql = sqlFromEm(tx);
+    const removed = await sql.query<{ id: string; uri: string | null }>(
+      `delete from blocks where account_id = $1 and target_account_id = $2 returning id::text, uri`,
+      [accountId, targetId],
+    );
+    if (removed.length && account.domain === null && target.domain !== null && removed[0].uri) {
+      await enqueueEffect(
+        sql,
+        { type: 'block.removed', accountId, targetId, blockUri: removed[0].uri, blockId: removed[0].id },
+        services.clock,
+      );
+    }
+  });
+}
+
+/** The viewer's private note on an account ('' clears it). At most 2,000 characters, as Mastodon. */
+export async function setAccountNote(services: Services, accountId: string, targetId: string, comment: string): Promise<void> {
+  if ([...comment].length > 2000) {
+    throw new RoostError(422, 'Validation failed: Comment is too long (maximum is 2000 characters)', {
+      details: { comment: [{ error: 'ERR_TOO_LONG', description: 'is too long (maximum is 2000 characters)' }] },
+    });
+  }
+  if (!(await services.db.em().findOne(AccountSchema, { id: targetId }))) throw notFound();
+  if (comment === '') {
+    await services.db.sql.query(`delete from account_notes where account_id = $1 and target_account_id = $2`, [accountId, targetId]);
+    return;
+  }
+  await services.db.sql.query(
+    `insert into account_notes (account_id, target_account_id, comment, updated_at) values ($1, $2, $3, $4)
+     on conflict (account_id, target_account_id) do update set comment = excluded.comment, updated_at = excluded.updated_at`,
+    [accountId, targetId, comment, services.clock.now()],
+  );
+}
+
+/** Endorse (feature on the profile) an account the viewer follows; Mastodon refuses others. */
+export async function endorseAccount(services: Services, accountId: string, targetId: string): Promise<void> {
+  const follows = await services.db.em().count(FollowSchema, { accountId, targetAccountId: targetId, state: 'accepted' });
+  if (!follows) {
+    throw new RoostError(422, 'Validation failed: You must be already following the person you want to endorse', {
+      details: { target_account: [{ error: 'ERR_INVALID', description: 'You must be already following the person you want to endorse' }] },
+    });
+  }
+  await services.db.sql.query(
+    `insert into account_pins (id, account_id, target_account_id, created_at) values ($1, $2, $3, $4) on conflict do nothing`,
+    [services.ids.next(), accountId, targetId, services.clock.now()],
+  );
+}
+
+export async function unendorseAccount(services: Services, accountId: string, targetId: string): Promise<void> {
+  await services.db.sql.query(`delete from account_pins where account_id = $1 and target_account_id = $2`, [accountId, targetId]);
+}
+
+/** Mastodon's remove_from_followers: the target (the viewer) ends someone's follow of them. */
+export async function removeFromFollowers(services: Services, viewerId: string, followerId: string): Promise<void> {
+  const em = services.db.em();
+  const [viewer, follower] = await Promise.all([em.findOne(AccountSchema, { id: viewerId }), em.findOne(AccountSchema, { id: followerId })]);
+  if (!viewer || !follower) throw notFound();
+  await stepFollow(services, follower, viewer, { type: 'follow.remove' });
+}
+
+const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?(:\d{1,5})?$/;
+
+/** A user hides a whole domain: its accounts' follows of the user end, as Mastodon does. */
+export async function blockDomain(services: Services, accountId: string, rawDomain: string): Promise<void> {
+  const domain = rawDomain.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+  if (!DOMAIN_RE.test(domain)) {
+    throw new RoostError(422, 'Validation failed: Domain is not a valid domain name', {
+      details: { domain: [{ error: 'ERR_INVALID', description: 'is not a valid domain name' }] },
+    });
+  }
+  if (domain === services.config.domain) throw new RoostError(422, 'Validation failed: Domain cannot be your own server', {
+    details: { domain: [{ error: 'ERR_INVALID', description: 'cannot be your own server' }] },
+  });
+  await services.db.sql.query(
+    `insert into account_domain_blocks (id, account_id, domain, created_at) values ($1, $2, $3, $4) on conflict do nothing`,
+    [services.ids.next(), accountId, domain, services.clock.now()],
+  );
+  const em = services.db.em();
+  const viewer = await em.findOneOrFail(AccountSchema, { id: accountId });
+  const followers = await services.db.sql.query<{ id: string }>(
+    `select a.id::text from follows f join accounts a on a.id = f.account_id
+      where f.target_account_id = $1 and f.state in ('accepted', 'requested') and lower(a.domain) = $2`,
+    [accountId, domain],
+  );
+  for (const f of followers) {
+    const follower = await em.findOneOrFail(AccountSchema, { id: f.id });
+    await stepFollow(services, follower, viewer, { type: 'follow.remove' });
+    await stepFollow(services, follower, viewer, { type: 'follow.reject' });
+  }
+}
+
+export async function unblockDomain(services: Services, accountId: string, domain: string): Promise<void> {
+  await services.db.sql.query(`delete from account_domain_blocks where account_id = $1 and domain = $2`, [accountId, domain.trim().toLowerCase()]);
+}

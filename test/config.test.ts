@@ -1,0 +1,93 @@
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, writeFileSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, ConfigError } from '../config/index.ts';
+import { loadOrCreateSecrets } from '../config/secrets.ts';
+
+const cwd = mkdtempSync(path.join(tmpdir(), 'roost-config-'));
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({ env: {}, cwd });
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(3000);
+    expect(c.domain).toBe('localhost:3000');
+    expect(c.publicUrl).toBe('http://localhost:3000');
+    expect(c.dataDir).toBe(path.join(cwd, 'data'));
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.registrations).toEqual({ mode: 'open', message: null });
+    expect(c.federation).toEqual({ mode: 'open', allowPrivateAddresses: false });
+    expect(c.logLevel).toBe('info');
+  });
+
+  it('uses https for a public domain and http for private ones', () => {
+    expect(loadConfig({ env: { ROOST_DOMAIN: 'social.example' }, cwd }).publicUrl).toBe('https://social.example');
+    expect(loadConfig({ env: { ROOST_DOMAIN: '10.0.0.5:8080' }, cwd }).publicUrl).toBe('http://10.0.0.5:8080');
+  });
+
+  it('layers defaults < file < environment', () => {
+    const file = path.join(cwd, 'layered.json');
+    writeFileSync(file, JSON.stringify({ port: 4000, instance: { title: 'From file' }, registrations: { mode: 'approval' } }));
+    const c = loadConfig({ env: { ROOST_CONFIG: file, ROOST_PORT: '5000' }, cwd });
+    expect(c.port).toBe(5000);
+    expect(c.instance.title).toBe('From file');
+    expect(c.registrations.mode).toBe('approval');
+  });
+
+  it('reads ./roost.config.json when present', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'roost-config-'));
+    writeFileSync(path.join(dir, 'roost.config.json'), JSON.stringify({ domain: 'file.example' }));
+    expect(loadConfig({ env: {}, cwd: dir }).domain).toBe('file.example');
+  });
+
+  it.each([
+    [{ ROOST_PORT: 'abc' }, 'Invalid configuration ROOST_PORT: must be an integer from 0 to 65535, got "abc"'],
+    [{ ROOST_PORT: '70000' }, 'Invalid configuration ROOST_PORT: must be an integer from 0 to 65535, got "70000"'],
+    [{ ROOST_REGISTRATIONS: 'maybe' }, 'Invalid configuration ROOST_REGISTRATIONS: must be one of open, approval, closed, got "maybe"'],
+    [{ ROOST_DOMAIN: 'https://x.example/' }, 'Invalid configuration ROOST_DOMAIN: must be a host name'],
+    [{ ROOST_DATABASE_URL: 'mysql://x' }, 'Invalid configuration ROOST_DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    [{ ROOST_ALLOW_PRIVATE_ADDRESSES: 'perhaps' }, 'Invalid configuration ROOST_ALLOW_PRIVATE_ADDRESSES: must be a boolean'],
+    [{ ROOST_LOG_LEVEL: 'loud' }, 'Invalid configuration ROOST_LOG_LEVEL: must be one of'],
+    [{ ROOST_RULES: '[1]' }, 'Invalid configuration ROOST_RULES[0]: must be a non-empty string'],
+  ])('rejects %j naming the key', (env, message) => {
+    expect(() => loadConfig({ env, cwd })).toThrowError(ConfigError);
+    expect(() => loadConfig({ env, cwd })).toThrowError(message);
+  });
+
+  it('rejects unknown keys and broken JSON in the file', () => {
+    const bad = path.join(cwd, 'unknown.json');
+    writeFileSync(bad, JSON.stringify({ instance: { titel: 'typo' } }));
+    expect(() => loadConfig({ env: { ROOST_CONFIG: bad }, cwd })).toThrowError('unknown key "instance.titel"');
+    const broken = path.join(cwd, 'broken.json');
+    writeFileSync(broken, '{"port": ');
+    expect(() => loadConfig({ env: { ROOST_CONFIG: broken }, cwd })).toThrowError(/not JSON/);
+  });
+
+  it('parses rules and languages', () => {
+    const c = loadConfig({ env: { ROOST_RULES: '["Be kind", {"text":"No spam","hint":"ads count"}]', ROOST_LANGUAGES: 'en, de' }, cwd });
+    expect(c.instance.rules).toEqual([
+      { text: 'Be kind', hint: '' },
+      { text: 'No spam', hint: 'ads count' },
+    ]);
+    expect(c.instance.languages).toEqual(['en', 'de']);
+  });
+});
+
+describe('secrets', () => {
+  it('are generated once, persisted with mode 0600, and read back unchanged', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'roost-secrets-'));
+    const first = loadOrCreateSecrets(dir);
+    expect(first.secretKeyBase).toMatch(/^[0-9a-f]{128}$/);
+    expect(Buffer.from(first.vapidPublicKey, 'base64url')).toHaveLength(65);
+    expect(statSync(path.join(dir, 'secrets.json')).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateSecrets(dir)).toEqual(first);
+    expect(JSON.parse(readFileSync(path.join(dir, 'secrets.json'), 'utf8'))).toEqual(first);
+  });
+
+  it('refuse a damaged file instead of silently regenerating', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'roost-secrets-'));
+    writeFileSync(path.join(dir, 'secrets.json'), '{"secretKeyBase":"x"}');
+    expect(() => loadOrCreateSecrets(dir)).toThrowError('"vapidPublicKey" is missing');
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Starts real Roost instances for tests: the real HTTP server on an OS-chosen port, a database of
+ * its own (a fresh PostgreSQL database when ROOST_TEST_DATABASE_URL is set, else a PGlite clone of
+ * a migrated template made once per run by test/global-setup.ts), the real job workers and
+ * federation. Several per process is fine.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { loadConfig, type RoostConfig } from '../../config/index.ts';
+import { startRoost, type RunningRoost, type StartOptions } from '../../src/main.ts';
+import { testDatabaseUrl } from './sql.ts';
+
+export const PGLITE_TEMPLATE = path.resolve(import.meta.dirname, '../../.tmp/pglite-template.tar.gz');
+
+export interface TestRoost extends RunningRoost {
+  config: RoostConfig;
+  dataDir: string;
+  /** Absolute URL on this instance. */
+  at(pathname: string): string;
+}
+
+export async function createTestDatabase(): Promise<{ url?: string; pglite?: PGlite; drop(): Promise<void> }> {
+  const url = testDatabaseUrl();
+  if (url) {
+    const name = `roost_t_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const u = new URL(url);
+    u.pathname = `/${name}`;
+    return {
+      url: u.toString(),
+      async drop() {
+        const a = new pg.Client({ connectionString: url });
+        await a.connect();
+        await a.query(`drop database if exists ${name} with (force)`);
+        await a.end();
+      },
+    };
+  }
+  const blob = new Blob([readFileSync(PGLITE_TEMPLATE)]);
+  const pglite = await PGlite.create({ loadDataDir: blob });
+  return {
+    pglite,
+    async drop() {
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}
+
+export async function startTestRoost(
+  overrides: Record<string, unknown> = {},
+  opts: StartOptions = {},
+): Promise<TestRoost> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-test-'));
+  const db = await createTestDatabase();
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      databaseUrl: db.url ?? null,
+      logLevel: process.env.ROOST_TEST_LOG_LEVEL ?? 'silent',
+      ...overrides,
+      federation: { allowPrivateAddresses: true, ...(overrides.federation as object) },
+    },
+  });
+  let roost: RunningRoost;
+  try {
+    roost = await startRoost(config, { domainFromPort: true, pglite: db.pglite, controlSocket: false, ...opts });
+  } catch (e) {
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    ...roost,
+    config,
+    dataDir,
+    at: (p: string) => `${roost.url}${p}`,
+    async close() {
+      await roost.close();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until fn returns a truthy value (federation is asynchronous). */
+export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
