@@ -671,19 +671,20 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
     });
 
   /**
-   * Milliseconds until the earliest future run_at (a scheduled job, a backoff, a lease to
-   * retake), capped at pollIntervalMs. Due-now jobs left unclaimed are locked by another claim or
-   * wait behind their ordering key: their unblocking wakes us (slot freed, or NOTIFY).
+   * Milliseconds until the earliest run_at after `claimedAt` (a scheduled job, a backoff, a lease
+   * to retake), capped at pollIntervalMs. Jobs due by `claimedAt` and left unclaimed are locked by
+   * another claim or wait behind their ordering key: their unblocking wakes us (slot freed, or
+   * NOTIFY). Counting from the claim's instant, not from now, matters: a job that fell due between
+   * the claim and this query is due now (0 ms), not forgotten until the next poll.
    */
-  const untilNextDue = async (): Promise<number> => {
-    const now = rt.clock.now();
+  const untilNextDue = async (claimedAt: Date): Promise<number> => {
     const rows = await rt.sql.query<{ next: Date | string | null }>(
       `SELECT min(run_at) AS next FROM jobs WHERE queue = $1 AND state <> 'dead' AND run_at > $2::timestamptz`,
-      [queue, now.toISOString()],
+      [queue, claimedAt.toISOString()],
     );
     const next = rows[0]?.next;
     if (next == null) return pollIntervalMs;
-    return Math.min(pollIntervalMs, Math.max(0, toDate(next).getTime() - now.getTime()));
+    return Math.min(pollIntervalMs, Math.max(0, toDate(next).getTime() - rt.clock.now().getTime()));
   };
 
   const loop = async () => {
@@ -697,8 +698,10 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
       let claimed: ClaimedJob[];
       let delay = pollIntervalMs;
       try {
-        claimed = await claimJobs(rt.sql, { queue, limit: free, clock: rt.clock, leaseMs: rt.leaseMs, workerId });
-        if (claimed.length < free) delay = await untilNextDue();
+        const claimedAt = rt.clock.now();
+        const clock = { now: () => claimedAt };
+        claimed = await claimJobs(rt.sql, { queue, limit: free, clock, leaseMs: rt.leaseMs, workerId });
+        if (claimed.length < free) delay = await untilNextDue(claimedAt);
         failures = 0;
       } catch (error) {
         failures++;

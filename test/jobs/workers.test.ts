@@ -129,6 +129,31 @@ describe('worker pool', () => {
     expect(ranAt[0]! - t0).toBeLessThan(2_000);
   });
 
+  it('runs a job that fell due between its claim and the look for the next one', async () => {
+    // The interleaving that once stalled CI: the claim sees the job not yet due, then the job
+    // falls due before the pool asks when the next job is; it must not sleep a whole poll interval.
+    const clock = createManualClock(new Date('2026-05-01T00:00:00Z'));
+    const runAt = new Date(clock.now().getTime() + 50);
+    const id = await enqueue(sql, { kind: 'k', payload: null, runAt }, { clock });
+    let claims = 0;
+    const racing: Sql = {
+      async query<T>(text: string, params?: readonly unknown[]) {
+        const rows = await sql.query<T>(text, params);
+        if (text.trimStart().startsWith('WITH due AS') && ++claims === 1) {
+          expect(rows).toEqual([]);
+          clock.set(new Date(runAt.getTime() + 1)); // the job falls due right after the claim
+        }
+        return rows;
+      },
+      transaction: (fn) => sql.transaction(fn),
+    };
+    const ran: string[] = [];
+    pool({ sql: racing, clock, handlers: { k: async (_p: unknown, job: Job) => void ran.push(job.id) }, pollIntervalMs: 60_000 });
+    // Before the fix the pool slept its 60 s poll interval here.
+    await waitUntil(() => ran.length === 1, 5_000, 'the job that fell due');
+    expect(ran).toEqual([id]);
+  });
+
   it('retakes the job of a crashed worker after its lease, and reports outcomes', async () => {
     const id = await enqueue(sql, { kind: 'k', payload: 'orphan' });
     const [crashed] = await claimJobs(sql, { limit: 1, leaseMs: 300, workerId: 'crashed' });
