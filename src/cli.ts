@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from '../config/index.ts';
 import { loadOrCreateSecrets } from '../config/secrets.ts';
-import { startRoost, openRoostServices } from './main.ts';
+import { startRoost, openRoostServices, federationOn } from './main.ts';
 import { sendControlCommand } from './control/socket.ts';
 import { runCommand, type CommandArgs } from './control/commands.ts';
 import { RoostError } from './lib/errors.ts';
@@ -20,6 +20,14 @@ const USAGE = `Usage: roost <command>
                                       create a local account; prints "New password: …" last
   roost accounts modify USERNAME [--role ROLE | --remove-role] [--approve] [--confirm] [--disable | --enable]
                                       change a local account's role, approval, confirmation or login
+  roost accounts alias USERNAME [--add ACCOUNT]... [--remove ACCOUNT]...
+                                      add or remove aliases (alsoKnownAs): the accounts a Move to
+                                      USERNAME is accepted from; ACCOUNT is user@domain or an actor URL
+  roost accounts migrate USERNAME --target ACCOUNT [--force] | --replay
+                                      move a local account to ACCOUNT (which must list it as an alias):
+                                      local followers move at once, Move goes to the other servers;
+                                      --replay sends the Move again, --force moves an account that
+                                      already redirects elsewhere
 
 Configuration comes from ROOST_* environment variables and an optional roost.config.json
 (see README.md).`;
@@ -43,7 +51,7 @@ async function operatorCommand(name: string, args: CommandArgs): Promise<Record<
   }
   const roost = await openRoostServices(config, { logLevel: 'warn' });
   try {
-    return await runCommand(roost.services, name, args);
+    return await runCommand(roost.services, name, args, { federation: federationOn(roost.services) });
   } finally {
     await roost.close();
   }
@@ -107,6 +115,41 @@ async function main(argv: string[]): Promise<void> {
           enable: values.enable,
         });
         process.stdout.write(`OK: ${result.username}: ${(result.changes as string[]).join(', ')}\n`);
+        return;
+      }
+      if (sub === 'alias') {
+        const { values, positionals } = parseArgs({
+          args,
+          allowPositionals: true,
+          options: { add: { type: 'string', multiple: true }, remove: { type: 'string', multiple: true } },
+        });
+        if (positionals.length !== 1) die(`roost accounts alias: give exactly one USERNAME\n\n${USAGE}`, 2);
+        if (!values.add?.length && !values.remove?.length) die('roost accounts alias: give --add or --remove', 2);
+        const result = await operatorCommand('accounts.alias', { username: positionals[0], add: values.add ?? [], remove: values.remove ?? [] });
+        const aliases = result.aliases as string[];
+        process.stdout.write(`OK: ${result.username} is also known as: ${aliases.length ? aliases.join(', ') : '(nobody)'}\n`);
+        return;
+      }
+      if (sub === 'migrate') {
+        const { values, positionals } = parseArgs({
+          args,
+          allowPositionals: true,
+          options: { target: { type: 'string' }, replay: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } },
+        });
+        if (positionals.length !== 1) die(`roost accounts migrate: give exactly one USERNAME\n\n${USAGE}`, 2);
+        if (!values.target && !values.replay) die('roost accounts migrate: give --target ACCOUNT, or --replay', 2);
+        if (values.replay && values.force) die('roost accounts migrate: --replay and --force exclude each other', 2);
+        const result = await operatorCommand('accounts.migrate', {
+          username: positionals[0],
+          target: values.target,
+          replay: values.replay,
+          force: values.force,
+        });
+        process.stdout.write(
+          result.replayed
+            ? `OK: the Move of ${result.username} to ${result.target} is sent again\n`
+            : `OK: ${result.username} moved to ${result.target}; ${result.migrated} local follower(s) moved, ${result.failed} could not; the Move is on its way to the other servers\n`,
+        );
         return;
       }
       if (sub !== 'create') die(`roost accounts: unknown subcommand ${sub ?? '(none)'}\n\n${USAGE}`, 2);

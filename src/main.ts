@@ -19,7 +19,7 @@ import { createRoostFederation, type RoostFederation } from './federation/index.
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
-import { pgliteNotifyListener, pgNotifyListener } from './jobs/notify.ts';
+import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { createEffectDispatcher } from './effects/dispatch.ts';
 import { EFFECT_JOB, type DomainEvent } from './effects/events.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
@@ -75,6 +75,17 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
   }
 }
 
+/**
+ * The instance's Fedify federation on its database (KV store and message queue on the jobs
+ * table). Its queue runs only where startRoost starts it: a CLI process that builds one to find
+ * remote accounts leaves what it sends queued for the server.
+ */
+export function federationOn(services: Services, listener?: JobNotifyListener): RoostFederation {
+  const kv = new PostgresKvStore(services.db.sql, { clock: services.clock });
+  const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log: services.log, listener });
+  return createRoostFederation({ services, kv, queue });
+}
+
 export interface StartOptions extends OpenOptions {
   /** Listen on an OS-chosen port and derive domain and public URL from it (tests, the lab). */
   domainFromPort?: boolean;
@@ -125,9 +136,7 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       ? pgliteNotifyListener(services.db.pglite)
       : pgNotifyListener(config.databaseUrl!, { log: log.child({ module: 'jobs' }) });
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
-    const kv = new PostgresKvStore(services.db.sql, { clock: services.clock });
-    const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log, listener });
-    const federation = createRoostFederation({ services, kv, queue });
+    const federation = federationOn(services, listener);
     const abort = new AbortController();
     const queueRunning = federation.startQueue(undefined, { signal: abort.signal });
     stops.push(async () => {
@@ -160,7 +169,7 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
     };
 
     if (opts.controlSocket ?? !config.databaseUrl) {
-      const control = await startControlSocket(services, log.child({ module: 'control' }));
+      const control = await startControlSocket(services, { federation }, log.child({ module: 'control' }));
       stops.push(() => control.close());
     }
 

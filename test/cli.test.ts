@@ -86,6 +86,17 @@ describe('roost CLI', () => {
       expect(dup.stderr).toContain('Username is already taken');
       expect(dup.stderr).toContain('username: is already taken (ERR_TAKEN)');
 
+      // Aliases and a migration, through the control socket too.
+      const alias = await run(['accounts', 'alias', 'bob', '--add', 'alice']);
+      expect([alias.code, alias.stdout]).toEqual([0, 'OK: bob is also known as: http://localhost:3000/users/alice\n']);
+      const moved = await run(['accounts', 'migrate', 'alice', '--target', '@bob@localhost:3000']);
+      expect([moved.code, moved.stdout]).toEqual([
+        0,
+        'OK: alice moved to http://localhost:3000/users/bob; 0 local follower(s) moved, 0 could not; the Move is on its way to the other servers\n',
+      ]);
+      const aliceActor = await fetch(`${server.base}/users/alice`, { headers: { accept: 'application/activity+json' } });
+      expect(((await aliceActor.json()) as any).movedTo).toBe('http://localhost:3000/users/bob');
+
       for (const name of ['alice', 'bob']) {
         const wf = await fetch(`${server.base}/.well-known/webfinger?resource=acct:${name}@localhost:3000`);
         expect(wf.status).toBe(200);
@@ -146,5 +157,15 @@ describe('roost CLI', () => {
     const res = await run(['accounts', 'create', 'carol']);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--email is required');
+    const cases: [string[], string][] = [
+      [['accounts', 'migrate', 'carol'], 'roost accounts migrate: give --target ACCOUNT, or --replay'],
+      [['accounts', 'migrate', 'carol', '--replay', '--force'], 'roost accounts migrate: --replay and --force exclude each other'],
+      [['accounts', 'alias', 'carol'], 'roost accounts alias: give --add or --remove'],
+      [['accounts', 'alias', '--add', 'x@y.example'], 'roost accounts alias: give exactly one USERNAME'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await run(args);
+      expect([r.code, r.stderr.split('\n')[0]]).toEqual([2, message]);
+    }
   });
 });

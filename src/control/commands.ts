@@ -7,9 +7,22 @@ import type { Services } from '../context.ts';
 import { createLocalAccount } from '../services/accounts.ts';
 import { RoostError } from '../lib/errors.ts';
 import { AccountSchema, UserRoleSchema, UserSchema } from '../db/entities/index.ts';
+import type { RoostFederation } from '../federation/index.ts';
+import { accountResolver } from '../federation/lookup.ts';
+import { migrateLocalAccount, setAccountAliases } from '../services/moves.ts';
 
 export type CommandArgs = Record<string, unknown>;
-export type Command = (services: Services, args: CommandArgs) => Promise<Record<string, unknown>>;
+/** What a command may need beyond the services: the federation, to find remote accounts. */
+export interface CommandDeps {
+  federation: RoostFederation;
+}
+export type Command = (services: Services, args: CommandArgs, deps: CommandDeps) => Promise<Record<string, unknown>>;
+
+function stringList(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string' && x !== '')) return v as string[];
+  throw new RoostError(422, 'expected a list of accounts');
+}
 
 function reqString(args: CommandArgs, key: string): string {
   const v = args[key];
@@ -19,6 +32,22 @@ function reqString(args: CommandArgs, key: string): string {
 
 export const COMMANDS: Record<string, Command> = {
   'accounts.modify': modifyAccount,
+  async 'accounts.migrate'(services, args, { federation }) {
+    const r = await migrateLocalAccount(services, accountResolver(services, federation), {
+      username: reqString(args, 'username'),
+      target: typeof args.target === 'string' && args.target !== '' ? args.target : undefined,
+      replay: args.replay === true,
+      force: args.force === true,
+    });
+    return { username: r.origin.username, target: r.target.uri, replayed: r.replayed, migrated: r.migrated, failed: r.failed };
+  },
+  async 'accounts.alias'(services, args, { federation }) {
+    const add = stringList(args.add);
+    const remove = stringList(args.remove);
+    if (add.length + remove.length === 0) throw new RoostError(422, 'Nothing to change: give --add or --remove');
+    const aliases = await setAccountAliases(services, accountResolver(services, federation), reqString(args, 'username'), { add, remove });
+    return { username: reqString(args, 'username'), aliases };
+  },
   async 'accounts.create'(services, args) {
     const { account, password } = await createLocalAccount(services, {
       username: reqString(args, 'username'),
@@ -70,8 +99,8 @@ async function modifyAccount(services: Services, args: CommandArgs): Promise<Rec
   return { username: account.username, changes };
 }
 
-export async function runCommand(services: Services, name: string, args: CommandArgs): Promise<Record<string, unknown>> {
-  const cmd = COMMANDS[name];
+export async function runCommand(services: Services, name: string, args: CommandArgs, deps: CommandDeps): Promise<Record<string, unknown>> {
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!cmd) throw new RoostError(404, `Unknown command ${name}`);
-  return cmd(services, args);
+  return cmd(services, args, deps);
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Services } from '../context.ts';
 import { RoostError } from '../lib/errors.ts';
-import { runCommand, type CommandArgs } from './commands.ts';
+import { runCommand, type CommandArgs, type CommandDeps } from './commands.ts';
 
 export function controlSocketPath(dataDir: string): string {
   return path.join(dataDir, 'roost.sock');
@@ -16,7 +16,7 @@ export function controlSocketPath(dataDir: string): string {
 
 const MAX_LINE = 64 * 1024;
 
-export async function startControlSocket(services: Services, log: Logger): Promise<{ close(): Promise<void> }> {
+export async function startControlSocket(services: Services, deps: CommandDeps, log: Logger): Promise<{ close(): Promise<void> }> {
   const file = controlSocketPath(services.config.dataDir);
   if (existsSync(file)) unlinkSync(file); // we hold the data directory lock: any socket here is stale
   const server = net.createServer((conn) => {
@@ -34,7 +34,7 @@ export async function startControlSocket(services: Services, log: Logger): Promi
         try {
           const req = JSON.parse(line) as { command: string; args: CommandArgs };
           log.info({ command: req.command }, 'control command');
-          reply = { ok: true, result: await runCommand(services, req.command, req.args ?? {}) };
+          reply = { ok: true, result: await runCommand(services, req.command, req.args ?? {}, deps) };
         } catch (e) {
           const err = e instanceof RoostError ? e : null;
           if (!err) log.error({ err: e }, 'control command failed');

@@ -4,12 +4,12 @@
  * Each handler re-reads the follow and acts only if it is still in the state the event was about
  * (a withdrawn request sends no Follow).
  */
-import { Accept, Block, Follow, PUBLIC_COLLECTION, Reject, Undo, Update } from '@fedify/vocab';
+import { Accept, Block, Follow, Move, PUBLIC_COLLECTION, Reject, Undo, Update } from '@fedify/vocab';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow as FollowRow } from '../db/entities/index.ts';
 import type { RoostFederation } from '../federation/index.ts';
-import { localActor } from '../federation/convert/to-as.ts';
+import { localActor, movedToUri } from '../federation/convert/to-as.ts';
 import type { DomainEvent } from './events.ts';
 import { expireMute } from '../services/relationships.ts';
 
@@ -42,6 +42,20 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
   return async function dispatch(event: DomainEvent): Promise<void> {
     const em = services.db.em();
     const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
+    const sendActorUpdate = async (account: Account) => {
+      const actor = await localActor(ctx, account, await movedToUri(em, account));
+      await ctx.sendActivity(
+        { identifier: account.username },
+        'followers',
+        new Update({
+          id: new URL(`${account.uri}#updates/${account.updatedAt.getTime()}`),
+          actor: ctx.getActorUri(account.username),
+          to: PUBLIC_COLLECTION,
+          object: actor,
+        }),
+        { preferSharedInbox: true },
+      );
+    };
     switch (event.type) {
       case 'follow.requested': {
         const found = await loadFollow(em, event.followId, ['requested']);
@@ -110,19 +124,31 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         // accepted followers when asked from inside; shared inboxes get one copy.
         const account = await em.findOne(AccountSchema, { id: event.accountId, domain: null });
         if (!account || account.suspendedAt) return;
-        const actor = await localActor(ctx, account);
+        await sendActorUpdate(account);
+        log.info({ accountId: account.id }, 'Update(Person) sent');
+        return;
+      }
+      case 'account.moved': {
+        // A local account moved (Mastodon's MoveService): its actor now carries movedTo, then the
+        // Move itself reaches every server with a follower, whose followers migrate there.
+        const account = await em.findOne(AccountSchema, { id: event.accountId, domain: null });
+        if (!account || account.suspendedAt || account.movedToAccountId !== event.targetAccountId) return;
+        const target = await em.findOneOrFail(AccountSchema, { id: event.targetAccountId });
+        await sendActorUpdate(account);
         await ctx.sendActivity(
           { identifier: account.username },
           'followers',
-          new Update({
-            id: new URL(`${account.uri}#updates/${account.updatedAt.getTime()}`),
+          new Move({
+            // A fresh id each time: a replayed Move must not be taken for one already processed.
+            id: new URL(`${account.uri}#moves/${services.ids.next()}`),
             actor: ctx.getActorUri(account.username),
+            object: ctx.getActorUri(account.username),
+            target: new URL(target.uri),
             to: PUBLIC_COLLECTION,
-            object: actor,
           }),
           { preferSharedInbox: true },
         );
-        log.info({ accountId: account.id }, 'Update(Person) sent');
+        log.info({ accountId: account.id, target: target.uri }, 'Move sent');
         return;
       }
       case 'block.created': {

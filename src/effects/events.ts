@@ -13,6 +13,7 @@ export type DomainEvent =
   | { type: 'follow.undone'; followId: string }
   | { type: 'block.created'; blockId: string }
   | { type: 'account.updated'; accountId: string }
+  | { type: 'account.moved'; accountId: string; targetAccountId: string }
   | { type: 'mute.expired'; accountId: string; targetId: string }
   | { type: 'block.removed'; accountId: string; targetId: string; blockUri: string; blockId: string };
 

@@ -9,7 +9,7 @@ import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipie
 import type { Services } from '../context.ts';
 import { AccountKeySchema, FollowSchema } from '../db/entities/index.ts';
 import { findLocalAccount } from '../services/accounts.ts';
-import { localActor } from './convert/to-as.ts';
+import { localActor, movedToUri } from './convert/to-as.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
 import { onReject } from './inbox/reject.ts';
@@ -72,7 +72,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
-      return localActor(ctx, account);
+      return localActor(ctx, account, await movedToUri(services.db.em(), account));
     })
     .mapHandle(async (_ctx, username) => {
       const account = await findLocalAccount(services.db.em(), username);
@@ -119,6 +119,23 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     const account = await findLocalAccount(services.db.em(), identifier);
     return account ? { items: [] } : null;
   });
+  // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
+  // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
+  // them on every profile refresh (Mastodon does) get an answer instead of a 404.
+  const noneYet = async (identifier: string) => {
+    const account = await findLocalAccount(services.db.em(), identifier);
+    return account && !account.suspendedAt ? 0 : null;
+  };
+  federation
+    .setFeaturedDispatcher('/users/{identifier}/collections/featured', async (_ctx, identifier) =>
+      (await noneYet(identifier)) === null ? null : { items: [] },
+    )
+    .setCounter((_ctx, identifier) => noneYet(identifier));
+  federation
+    .setFeaturedTagsDispatcher('/users/{identifier}/collections/tags', async (_ctx, identifier) =>
+      (await noneYet(identifier)) === null ? null : { items: [] },
+    )
+    .setCounter((_ctx, identifier) => noneYet(identifier));
 
   federation
     .setInboxListeners('/users/{identifier}/inbox', '/inbox')

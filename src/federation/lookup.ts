@@ -1,8 +1,10 @@
 import { isActor } from '@fedify/vocab';
+import { getDocumentLoader, type DocumentLoader } from '@fedify/vocab-runtime';
 import type { Services } from '../context.ts';
 import type { Account } from '../db/entities/index.ts';
 import { isPrivateHost } from '../../config/index.ts';
 import { persistAccount } from './convert/from-as.ts';
+import { findLocalAccount } from '../services/accounts.ts';
 import type { RoostFederation } from './index.ts';
 
 /**
@@ -13,7 +15,12 @@ import type { RoostFederation } from './index.ts';
  * on plain http on loopback/private addresses: with ROOST_ALLOW_PRIVATE_ADDRESSES on, a handle
  * on such a host is looked up over http by this module, then its actor fetched by Fedify.
  */
-export async function lookupRemoteAccount(services: Services, federation: RoostFederation, query: string): Promise<Account | null> {
+export async function lookupRemoteAccount(
+  services: Services,
+  federation: RoostFederation,
+  query: string,
+  opts: { fresh?: boolean } = {},
+): Promise<Account | null> {
   const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
   let target = query.trim().replace(/^@/, '');
   const handle = /^([^@\s/]+)@([^@\s/]+)$/.exec(target);
@@ -22,9 +29,20 @@ export async function lookupRemoteAccount(services: Services, federation: RoostF
     if (!self) return null;
     target = self;
   }
-  const object = await ctx.lookupObject(target);
+  const object = await ctx.lookupObject(target, opts.fresh ? { documentLoader: freshDocumentLoader(services) } : {});
   if (!object || !isActor(object)) return null;
   return persistAccount(services, object);
+}
+
+/**
+ * A document loader that skips Fedify's cache of fetched documents: for the checks that must see
+ * the actor as it is now (a Move's target and its aliases), not as it was an hour ago.
+ */
+export function freshDocumentLoader(services: Services): DocumentLoader {
+  return getDocumentLoader({
+    allowPrivateAddress: services.config.federation.allowPrivateAddresses,
+    userAgent: { software: `Roost/${services.version}`, url: new URL(services.config.publicUrl) },
+  });
 }
 
 async function plainHttpWebFinger(user: string, host: string): Promise<string | null> {
@@ -38,4 +56,32 @@ async function plainHttpWebFinger(user: string, host: string): Promise<string | 
   } catch {
     return null;
   }
+}
+
+/**
+ * Finds the account a handle (`user`, `@user@domain`) or actor URI names: local accounts from the
+ * database, remote ones fetched anew, past the document cache (so their aliases are current).
+ * Null when none.
+ */
+export function accountResolver(services: Services, federation: RoostFederation): (query: string) => Promise<Account | null> {
+  return async (query) => {
+    const q = query.trim().replace(/^@/, '');
+    const em = services.db.em();
+    if (/^https?:\/\//i.test(q)) {
+      let url: URL;
+      try {
+        url = new URL(q);
+      } catch {
+        return null;
+      }
+      const parsed = federation.createContext(new URL(services.config.publicUrl), undefined).parseUri(url);
+      if (parsed?.type === 'actor') return findLocalAccount(em, parsed.identifier);
+      if (url.origin === new URL(services.config.publicUrl).origin) return null;
+      return lookupRemoteAccount(services, federation, url.href, { fresh: true }).catch(() => null);
+    }
+    const m = /^([^@\s/]+)(?:@([^@\s/]+))?$/.exec(q);
+    if (!m) return null;
+    if (!m[2] || m[2].toLowerCase() === services.config.domain.toLowerCase()) return findLocalAccount(em, m[1]!);
+    return lookupRemoteAccount(services, federation, q, { fresh: true }).catch(() => null);
+  };
 }

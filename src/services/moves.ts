@@ -1,17 +1,30 @@
 /**
  * Account migration (an ActivityPub Move), as Mastodon handles it: the target must list the origin
- * in its `alsoKnownAs`; the origin is marked moved to the target; each local follower of the
- * origin follows the target (with the same options; a local target's approval is bypassed, a
- * remote one decides as usual) and then unfollows the origin; local blocks and mutes of the origin
- * carry over to the target.
+ * in its `alsoKnownAs`; the origin is marked moved to the target (the account actor's
+ * `account.move`); each local follower of the origin follows the target (with the same options; a
+ * local target's approval is bypassed, a remote one decides as usual) and then unfollows the
+ * origin; local blocks and mutes of the origin carry over to the target.
  *
- * Followers migrate one after the other in the inbox job that received the Move; one that cannot
- * follow the target (blocked, say) keeps following the origin, and the others go on.
+ * Both directions go through here: a Move received from another server (inbox/move.ts →
+ * moveAccount) and a local account moving away (`roost accounts migrate` → migrateLocalAccount,
+ * which also federates Update(Person) with `movedTo` and the Move to every follower's server).
+ * Aliases (`alsoKnownAs`, the other half of a migration) are set with `roost accounts alias`.
+ *
+ * Followers migrate one after the other; one that cannot follow the target (blocked, say) keeps
+ * following the origin, and the others go on. Migration reads the origin's current followers, so
+ * running it again (a replayed Move) moves only those who follow the origin still.
  */
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.ts';
+import { sqlFromEm } from '../db/sql.ts';
+import { enqueueEffect } from '../effects/events.ts';
+import { RoostError, notFound } from '../lib/errors.ts';
+import { findLocalAccount } from './accounts.ts';
 import { followAccount, unfollowAccount } from './follows.ts';
-import { blockAccount, muteAccount } from './relationships.ts';
+import { blockAccount, muteAccount, stepAccount } from './relationships.ts';
+
+/** Finds (and for remote accounts fetches anew) the account a handle or actor URI names. */
+export type AccountResolver = (query: string) => Promise<Account | null>;
 
 export type MoveRefusal = 'same_account' | 'target_suspended' | 'not_an_alias';
 
@@ -31,7 +44,23 @@ export function moveRefusal(origin: Account, target: Account): MoveRefusal | nul
   return null;
 }
 
-/** `origin` moved to `target`: `target` must be freshly fetched (its aliases current). */
+/**
+ * Steps `origin`'s account actor with `account.move` and records the redirect. False when the
+ * actor refuses (already moved to that target, or suspended): nothing changes then.
+ */
+async function recordMove(services: Services, originId: string, targetId: string, effects: boolean): Promise<boolean> {
+  return services.db.em().transactional(async (tx) => {
+    const origin = await tx.findOneOrFail(AccountSchema, { id: originId });
+    const r = stepAccount(services, origin, { type: 'account.move', targetAccountId: targetId });
+    if (!r.accepted) return false;
+    origin.movedToAccountId = targetId;
+    await tx.flush();
+    if (effects) await enqueueEffect(sqlFromEm(tx), { type: 'account.moved', accountId: originId, targetAccountId: targetId }, services.clock);
+    return true;
+  });
+}
+
+/** `origin` (remote) moved to `target`: `target` must be freshly fetched (its aliases current). */
 export async function moveAccount(services: Services, origin: Account, target: Account): Promise<MoveResult> {
   const log = services.log.child({ module: 'moves' });
   const refused = moveRefusal(origin, target);
@@ -39,9 +68,18 @@ export async function moveAccount(services: Services, origin: Account, target: A
     log.info({ origin: origin.uri, target: target.uri, refused }, 'Move refused');
     return { refused, migrated: 0, failed: 0 };
   }
-  const em = services.db.em();
-  await em.nativeUpdate(AccountSchema, { id: origin.id }, { movedToAccountId: target.id, updatedAt: services.clock.now() });
+  // An Update(Person) carrying movedTo may have recorded the redirect already; the followers
+  // still move (they are read afresh, so a repeated Move moves nobody twice).
+  await recordMove(services, origin.id, target.id, false);
+  const result = await migrateFollowers(services, origin, target);
+  log.info({ origin: origin.uri, target: target.uri, ...result }, 'Move accepted');
+  return { refused: null, ...result };
+}
 
+/** Moves the local followers of `origin` to `target` and carries local blocks and mutes over. */
+async function migrateFollowers(services: Services, origin: Account, target: Account): Promise<{ migrated: number; failed: number }> {
+  const log = services.log.child({ module: 'moves' });
+  const em = services.db.em();
   const followers = await services.db.sql.query<{ account_id: string }>(
     `select f.account_id::text from follows f join accounts a on a.id = f.account_id
       where f.target_account_id = $1 and f.state = 'accepted' and a.domain is null order by f.id`,
@@ -89,6 +127,99 @@ export async function moveAccount(services: Services, origin: Account, target: A
       log.warn({ err: e }, 'mute not carried over'),
     );
   }
-  log.info({ origin: origin.uri, target: target.uri, migrated, failed }, 'Move accepted');
-  return { refused: null, migrated, failed };
+  return { migrated, failed };
+}
+
+const REFUSALS: Record<MoveRefusal, string> = {
+  same_account: 'An account cannot move to itself',
+  target_suspended: 'The target account is suspended',
+  not_an_alias: 'The target account does not name this account among its aliases (alsoKnownAs): add the alias on the target first',
+};
+
+export interface MigrateOptions {
+  username: string;
+  /** A handle (`user`, `user@domain`) or actor URI; with `replay`, defaults to the current redirect. */
+  target?: string;
+  /** Send the Move of the current redirect again (for servers that missed it). */
+  replay?: boolean;
+  /** Move even though the account already redirects elsewhere. */
+  force?: boolean;
+}
+
+export interface MigrateResult {
+  origin: Account;
+  target: Account;
+  replayed: boolean;
+  migrated: number;
+  failed: number;
+}
+
+/**
+ * A local account moves to another account, here or elsewhere (Mastodon's MoveService, reached
+ * through `roost accounts migrate` as through tootctl): the target, fetched afresh, must name the
+ * origin in its aliases; the account actor records the redirect; local followers move at once;
+ * Update(Person) with `movedTo`, then Move, go to every server with a follower (effects).
+ */
+export async function migrateLocalAccount(services: Services, resolve: AccountResolver, opts: MigrateOptions): Promise<MigrateResult> {
+  const origin = await findLocalAccount(services.db.em(), opts.username);
+  if (!origin) throw new RoostError(404, `No local account ${opts.username}`);
+  if (origin.suspendedAt) throw new RoostError(422, `${origin.username} is suspended and cannot move`);
+  if (opts.replay) {
+    if (!origin.movedToAccountId) throw new RoostError(422, `${origin.username} has not moved: nothing to replay`);
+    const target = await services.db.em().findOneOrFail(AccountSchema, { id: origin.movedToAccountId });
+    if (opts.target) {
+      const named = await resolve(opts.target);
+      if (named?.id !== target.id) throw new RoostError(422, `${origin.username} moved to ${target.uri}, not to ${opts.target}`);
+    }
+    await enqueueEffect(services.db.sql, { type: 'account.moved', accountId: origin.id, targetAccountId: target.id }, services.clock);
+    return { origin, target, replayed: true, migrated: 0, failed: 0 };
+  }
+  if (!opts.target) throw new RoostError(422, 'A target account is required');
+  const target = await resolve(opts.target);
+  if (!target) throw notFound(`No account found for ${opts.target}`);
+  if (origin.movedToAccountId === target.id) {
+    throw new RoostError(422, `${origin.username} already moved to ${target.uri}; replay the Move to send it again`);
+  }
+  if (origin.movedToAccountId && !opts.force) {
+    throw new RoostError(422, `${origin.username} already redirects to another account; force the migration to move again`);
+  }
+  const refused = moveRefusal(origin, target);
+  if (refused) throw new RoostError(422, REFUSALS[refused]);
+  if (!(await recordMove(services, origin.id, target.id, true))) throw new RoostError(422, `${origin.username} cannot move now`);
+  const result = await migrateFollowers(services, origin, target);
+  services.log.child({ module: 'moves' }).info({ origin: origin.uri, target: target.uri, ...result }, 'local account moved');
+  return { origin, target, replayed: false, ...result };
+}
+
+/**
+ * Adds or removes aliases of a local account (`alsoKnownAs`: the accounts it also is, from which
+ * a Move to it is accepted). Each handle is resolved to its actor URI; the change federates as
+ * Update(Person).
+ */
+export async function setAccountAliases(
+  services: Services,
+  resolve: AccountResolver,
+  username: string,
+  change: { add?: string[]; remove?: string[] },
+): Promise<string[]> {
+  const em = services.db.em();
+  const account = await findLocalAccount(em, username);
+  if (!account) throw new RoostError(404, `No local account ${username}`);
+  const aliases = new Set(account.alsoKnownAs ?? []);
+  for (const query of change.add ?? []) {
+    const other = await resolve(query);
+    if (!other) throw notFound(`No account found for ${query}`);
+    if (other.id === account.id) throw new RoostError(422, 'An account cannot be its own alias');
+    aliases.add(other.uri);
+  }
+  for (const query of change.remove ?? []) {
+    const uri = /^https?:\/\//.test(query) ? query : (await resolve(query))?.uri;
+    if (!uri || !aliases.delete(uri)) throw new RoostError(422, `${query} is not an alias of ${account.username}`);
+  }
+  const next = [...aliases];
+  await em.transactional(async (tx) => {
+    await tx.nativeUpdate(AccountSchema, { id: account.id }, { alsoKnownAs: next, updatedAt: services.clock.now() });
+    await enqueueEffect(sqlFromEm(tx), { type: 'account.updated', accountId: account.id }, services.clock);
+  });
+  return next;
 }

@@ -9,7 +9,6 @@ import { stepFollow, targetUnlocked } from './follows.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { EFFECT_JOB, enqueueEffect, type DomainEvent } from '../effects/events.ts';
 import { enqueue } from '../jobs/queue.ts';
-import type { EntityManager } from '@mikro-orm/core';
 
 /** Mastodon's limit for a mute duration: a bit over a year (0 = indefinite). */
 export const MAX_MUTE_DURATION_SECONDS = 60 * 60 * 24 * 366;
@@ -61,11 +60,20 @@ export async function expireMute(services: Services, accountId: string, targetId
   return removed.length > 0;
 }
 
-/** Steps the account actor (seeded from the row's flags the first time) and saves it with the row. */
-async function stepAccount(services: Services, em: EntityManager, account: Account, event: AccountEvent) {
+/**
+ * Steps the account actor (seeded from the row's columns the first time) and saves the snapshot
+ * on the row; the caller applies the columns and flushes, in its transaction.
+ */
+export function stepAccount(services: Services, account: Account, event: AccountEvent) {
   const persisted =
     (account.machine as unknown as AccountSnapshot | null) ??
-    accountSnapshot({ accountId: account.id, locked: account.locked, silenced: !!account.silencedAt, suspended: !!account.suspendedAt });
+    accountSnapshot({
+      accountId: account.id,
+      locked: account.locked,
+      silenced: !!account.silencedAt,
+      suspended: !!account.suspendedAt,
+      movedToAccountId: account.movedToAccountId,
+    });
   const r = step(accountMachine, persisted, event);
   if (r.accepted) {
     account.machine = r.snapshot as unknown as Record<string, unknown>;
@@ -83,7 +91,7 @@ export async function setAccountLocked(services: Services, accountId: string, lo
   await services.db.em().transactional(async (tx) => {
     const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
     if (account.locked === locked) return;
-    const r = await stepAccount(services, tx, account, { type: locked ? 'account.lock' : 'account.unlock' });
+    const r = stepAccount(services, account, { type: locked ? 'account.lock' : 'account.unlock' });
     if (!r.accepted) throw new RoostError(422, r.rejection.message);
     account.locked = locked;
     await tx.flush();
@@ -96,7 +104,7 @@ export async function setAccountSilenced(services: Services, accountId: string, 
   await services.db.em().transactional(async (tx) => {
     const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
     if (!!account.silencedAt === silenced) return;
-    const r = await stepAccount(services, tx, account, { type: silenced ? 'account.silence' : 'account.unsilence' });
+    const r = stepAccount(services, account, { type: silenced ? 'account.silence' : 'account.unsilence' });
     if (!r.accepted) throw new RoostError(422, r.rejection.message);
     account.silencedAt = silenced ? services.clock.now() : null;
     await tx.flush();

@@ -25,7 +25,7 @@ const user = async (accountId: string) => roost.services.db.em().findOneOrFail(U
 describe('accounts.modify', () => {
   it('sets and removes a role, approves, confirms, disables and enables', async () => {
     const dan = await createTestUser(roost, 'dan', { confirmed: false, approved: false });
-    expect(await runCommand(roost.services, 'accounts.modify', { username: 'DAN', role: 'admin', approve: true, confirm: true })).toEqual({
+    expect(await runCommand(roost.services, 'accounts.modify', { username: 'DAN', role: 'admin', approve: true, confirm: true }, { federation: roost.federation })).toEqual({
       username: 'dan',
       changes: ['role Admin', 'approved', 'confirmed'],
     });
@@ -34,21 +34,21 @@ describe('accounts.modify', () => {
     expect((await dan.api('/api/v1/accounts/verify_credentials')).body.role).toMatchObject({ id: '2', name: 'Admin' });
     expect((await dan.api(`/api/v1/accounts/${dan.account.id}`)).body.roles).toEqual([{ id: '2', name: 'Admin', color: '' }]);
 
-    expect(await runCommand(roost.services, 'accounts.modify', { username: 'dan', removeRole: true, disable: true })).toEqual({
+    expect(await runCommand(roost.services, 'accounts.modify', { username: 'dan', removeRole: true, disable: true }, { federation: roost.federation })).toEqual({
       username: 'dan',
       changes: ['role removed', 'disabled'],
     });
     row = await user(dan.account.id);
     expect([row.roleId, row.disabled]).toEqual([null, true]);
     expect((await dan.api('/api/v1/accounts/verify_credentials')).status).toBe(401);
-    await runCommand(roost.services, 'accounts.modify', { username: 'dan', enable: true });
+    await runCommand(roost.services, 'accounts.modify', { username: 'dan', enable: true }, { federation: roost.federation });
     expect((await dan.api('/api/v1/accounts/verify_credentials')).body.role).toEqual({ id: '-99', name: '', permissions: '65536', color: '', highlighted: false });
   });
 
   it('says what is wrong', async () => {
     await createTestUser(roost, 'erin');
     const fail = (args: Record<string, unknown>) =>
-      runCommand(roost.services, 'accounts.modify', args).then(
+      runCommand(roost.services, 'accounts.modify', args, { federation: roost.federation }).then(
         () => null,
         (e: RoostError) => [e.status, e.message],
       );

@@ -198,11 +198,11 @@ describe('POST /api/v1/accounts in approval mode', () => {
     expect((await apiRequest(roost, '/api/v1/accounts/lookup?acct=waiter')).status).toBe(404);
 
     // roost accounts modify waiter --approve: the same token now works, and the profile shows.
-    expect(await runCommand(roost.services, 'accounts.modify', { username: 'waiter', approve: true })).toEqual({ username: 'waiter', changes: ['approved'] });
+    expect(await runCommand(roost.services, 'accounts.modify', { username: 'waiter', approve: true }, { federation: roost.federation })).toEqual({ username: 'waiter', changes: ['approved'] });
     expect((await apiRequest(roost, '/api/v1/accounts/verify_credentials', { token: res.body.access_token })).status).toBe(200);
     expect((await apiRequest(roost, `/api/v1/accounts/${user.accountId}`)).body.acct).toBe('waiter');
     // A disabled login is refused like an unknown token.
-    await runCommand(roost.services, 'accounts.modify', { username: 'waiter', disable: true });
+    await runCommand(roost.services, 'accounts.modify', { username: 'waiter', disable: true }, { federation: roost.federation });
     expect((await apiRequest(roost, '/api/v1/accounts/verify_credentials', { token: res.body.access_token })).status).toBe(401);
   });
 });

@@ -81,6 +81,18 @@ describe('federation between two instances', () => {
     // bob's followers collection on B counts the new follower.
     const followers = await fetch(b.at('/users/bob/followers'), { headers: { accept: 'application/activity+json' } });
     expect(((await followers.json()) as any).totalItems).toBe(1);
+
+    // The featured collections (pinned posts, featured hashtags) are where the actor says, at
+    // Mastodon's paths, and A recorded the first from the actor it fetched.
+    const actor = (await (await fetch(b.at('/users/bob'), { headers: { accept: 'application/activity+json' } })).json()) as any;
+    expect([actor.featured, actor.featuredTags]).toEqual([b.at('/users/bob/collections/featured'), b.at('/users/bob/collections/tags')]);
+    expect(bobOnA!.featuredUrl).toBe(b.at('/users/bob/collections/featured'));
+    for (const url of [actor.featured, actor.featuredTags]) {
+      const res = await fetch(url, { headers: { accept: 'application/activity+json' } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ id: url, type: 'OrderedCollection', totalItems: 0 });
+    }
+    expect((await fetch(b.at('/users/nobody/collections/featured'), { headers: { accept: 'application/activity+json' } })).status).toBe(404);
   });
 
   it('rejects an unsigned activity at the inbox', async () => {

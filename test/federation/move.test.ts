@@ -67,6 +67,10 @@ describe('Move between two instances', () => {
     expect((await muter.api(`/api/v1/accounts/${oldieOnA.id}/mute`, { body: { notifications: false } })).body.muting).toBe(true);
     expect((await oldie.api('/api/v1/accounts/verify_credentials')).body.followers_count).toBe(2);
 
+    // A knows the new account from before it named the old one: the Move must not be judged on
+    // that cached copy (its aliases are fetched anew).
+    expect((await lookupRemoteAccount(a.services, a.federation, b.at('/users/newbie')))!.alsoKnownAs).toEqual([]);
+
     // The new account names the old one (Mastodon's account aliases; there is no REST API for them).
     await b.services.db.sql.query(`update accounts set also_known_as = $1::jsonb where id = $2`, [
       JSON.stringify([b.at('/users/oldie')]),

@@ -2,7 +2,8 @@
 import { Endpoints, Image, Person, Service, Group, Application, Organization, PropertyValue, type CryptographicKey, type Multikey } from '@fedify/vocab';
 import type { Context } from '@fedify/fedify';
 import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
-import type { Account } from '../../db/entities/index.ts';
+import type { EntityManager } from '@mikro-orm/core';
+import { AccountSchema, type Account } from '../../db/entities/index.ts';
 
 const ACTOR_CLASSES = { Person, Service, Group, Application, Organization } as const;
 
@@ -10,6 +11,7 @@ export function toAsActor(
   ctx: Context<unknown>,
   account: Account,
   keys: { publicKey: CryptographicKey | null; assertionMethods: Multikey[] },
+  movedTo: string | null = null,
 ): Person | Service | Group | Application | Organization {
   const cls = ACTOR_CLASSES[account.actorType as keyof typeof ACTOR_CLASSES] ?? Person;
   const id = ctx.getActorUri(account.username);
@@ -27,6 +29,8 @@ export function toAsActor(
     outbox: ctx.getOutboxUri(account.username),
     followers: ctx.getFollowersUri(account.username),
     following: ctx.getFollowingUri(account.username),
+    featured: ctx.getFeaturedUri(account.username),
+    featuredTags: ctx.getFeaturedTagsUri(account.username),
     endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
     publicKey: keys.publicKey,
     assertionMethods: keys.assertionMethods,
@@ -35,13 +39,22 @@ export function toAsActor(
     attachments: account.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
     // alsoKnownAs: the accounts this one says it also is (a Move to it is accepted from those).
     aliases: (account.alsoKnownAs ?? []).map((u) => new URL(u)),
+    // movedTo: where this account went (a Move was sent); Mastodon shows the redirect from it.
+    successor: movedTo ? new URL(movedTo) : null,
   });
 }
 
 /** A local account's actor document with its published keys (RSA first, then Ed25519). */
-export async function localActor(ctx: Context<unknown>, account: Account) {
+export async function localActor(ctx: Context<unknown>, account: Account, movedTo: string | null) {
   const pairs = await ctx.getActorKeyPairs(account.username);
-  return toAsActor(ctx, account, { publicKey: pairs[0]?.cryptographicKey ?? null, assertionMethods: pairs.map((p) => p.multikey) });
+  return toAsActor(ctx, account, { publicKey: pairs[0]?.cryptographicKey ?? null, assertionMethods: pairs.map((p) => p.multikey) }, movedTo);
+}
+
+/** The actor URI of the account `account` moved to, if it did. */
+export async function movedToUri(em: EntityManager, account: Account): Promise<string | null> {
+  if (!account.movedToAccountId) return null;
+  const target = await em.findOne(AccountSchema, { id: account.movedToAccountId });
+  return target?.uri ?? null;
 }
 
 /**
