@@ -6,7 +6,7 @@
  * their followers move too (the incoming half is services/moves.ts as well).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { runCommand, type CommandArgs } from '../../src/control/commands.ts';
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
@@ -31,11 +31,6 @@ const failure = (r: TestRoost, name: string, args: CommandArgs) =>
 const rel = async (viewer: TestUser, id: string) => (await viewer.api(`/api/v1/accounts/relationships?id[]=${id}`)).body[0];
 const row = (r: TestRoost, uri: string) => r.services.db.em().findOne(AccountSchema, { uri }, { refresh: true });
 
-/** Waits until no job (effects, Fedify deliveries and inbox work) is left on either side. */
-async function settled() {
-  const busy = async (r: TestRoost) => (await r.services.db.sql.query(`select 1 from jobs where state <> 'dead' limit 1`)).length > 0;
-  await eventually(async () => !(await busy(a)) && !(await busy(b)), 20_000, 'both queues to drain');
-}
 
 describe('roost accounts migrate', () => {
   it('moves a local account to a remote one that names it: followers here and there follow the target', async () => {
@@ -91,7 +86,7 @@ describe('roost accounts migrate', () => {
     await eventually(async () => (await oldie.api('/api/v1/accounts/verify_credentials')).body.followers_count === 0, 20_000, 'the Undo on A');
     const followers = await apiRequest(b, `/api/v1/accounts/${newbie.account.id}/followers`);
     expect(followers.body.map((x: { acct: string }) => x.acct).sort()).toEqual([`localfan@${a.config.domain}`, 'remotefan']);
-    await settled();
+    await settled(a, b);
 
     // Once is enough; a replay sends the Move again and moves nobody twice.
     expect(await failure(a, 'accounts.migrate', { username: 'oldie', target: `newbie@${b.config.domain}` })).toEqual([
@@ -105,7 +100,7 @@ describe('roost accounts migrate', () => {
       migrated: 0,
       failed: 0,
     });
-    await settled();
+    await settled(a, b);
     expect((await newbie.api('/api/v1/accounts/verify_credentials')).body.followers_count).toBe(2);
     expect((await row(b, a.at('/users/oldie')))!.movedToAccountId).toBe(newbie.account.id);
   });

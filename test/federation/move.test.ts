@@ -6,7 +6,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { Move } from '@fedify/vocab';
-import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
@@ -44,12 +44,6 @@ async function followFromA(user: TestUser, remote: Account, body: Record<string,
   await eventually(async () => (await rel(user, remote.id))?.following === true, 20_000, 'the Accept from B');
 }
 
-/** Waits until no Fedify message (outgoing delivery or inbound activity) is left on either side. */
-async function settled() {
-  const busy = async (r: TestRoost) =>
-    (await r.services.db.sql.query(`select 1 from jobs where state <> 'dead' limit 1`)).length > 0;
-  await eventually(async () => !(await busy(b)) && !(await busy(a)), 20_000, 'both queues to drain');
-}
 
 describe('Move between two instances', () => {
   it('moves the local followers of the origin to a target that names it, keeping their options', async () => {
@@ -114,7 +108,7 @@ describe('Move between two instances', () => {
 
     await sendMove('stayer', 'stranger');
     await eventually(async () => a.services.db.em().findOne(AccountSchema, { uri: b.at('/users/stranger') }), 20_000, 'the target to be fetched');
-    await settled();
+    await settled(a, b);
     expect(await rel(fan, stayerOnA.id)).toMatchObject({ following: true });
     expect((await a.services.db.em().findOneOrFail(AccountSchema, { id: stayerOnA.id })).movedToAccountId).toBeNull();
     expect((await fan.api(`/api/v1/accounts/${stayerOnA.id}`)).body.moved).toBeUndefined();
@@ -129,7 +123,7 @@ describe('Move between two instances', () => {
       { id: new URL(a.at('/users/nobody')), inboxId: new URL(a.at('/inbox')) },
       new Move({ id: new URL(b.at('/users/stranger#moves/forged')), actor: ctx.getActorUri('stranger'), object: ctx.getActorUri('stayer'), target: ctx.getActorUri('stranger') }),
     );
-    await settled();
+    await settled(a, b);
     expect(await rel(fan, stayerOnA.id)).toMatchObject({ following: true });
     expect((await a.services.db.em().findOneOrFail(AccountSchema, { id: stayerOnA.id })).movedToAccountId).toBeNull();
   });

@@ -107,3 +107,16 @@ export async function eventually<T>(fn: () => Promise<T | null | undefined | fal
   }
   throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
+
+/** Waits until no job (effects, Fedify deliveries, inbox work) is left on any of the instances. */
+export async function settled(...roosts: TestRoost[]): Promise<void> {
+  const busy = async (r: TestRoost) => (await r.services.db.sql.query(`select 1 from jobs where state <> 'dead' limit 1`)).length > 0;
+  await eventually(
+    async () => {
+      for (const r of roosts) if (await busy(r)) return false;
+      return true;
+    },
+    20_000,
+    'the job queues to drain',
+  );
+}
