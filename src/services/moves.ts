@@ -60,6 +60,27 @@ async function recordMove(services: Services, originId: string, targetId: string
   });
 }
 
+/**
+ * A remote actor's `movedTo`, read on every refresh as Mastodon does: a redirect to an account
+ * already known becomes the account actor's `account.move`; none at all is `account.unmove` (the
+ * other side cancelled it). An unknown target is left to the Move, which fetches it and checks
+ * its aliases. True when the redirect changed.
+ */
+export async function followActorRedirect(services: Services, accountId: string, successorUri: string | null): Promise<boolean> {
+  return services.db.em().transactional(async (tx) => {
+    const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
+    const target = successorUri ? await tx.findOne(AccountSchema, { uri: successorUri }) : null;
+    if (successorUri && !target) return false;
+    const targetId = target?.id ?? null;
+    if (targetId === account.movedToAccountId || targetId === account.id) return false;
+    const r = stepAccount(services, account, targetId ? { type: 'account.move', targetAccountId: targetId } : { type: 'account.unmove' });
+    if (!r.accepted) return false;
+    account.movedToAccountId = targetId;
+    await tx.flush();
+    return true;
+  });
+}
+
 /** `origin` (remote) moved to `target`: `target` must be freshly fetched (its aliases current). */
 export async function moveAccount(services: Services, origin: Account, target: Account): Promise<MoveResult> {
   const log = services.log.child({ module: 'moves' });

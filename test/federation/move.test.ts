@@ -5,10 +5,11 @@
  * shown as moved. A Move to an account that does not name the origin changes nothing.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { Move } from '@fedify/vocab';
+import { Move, Update } from '@fedify/vocab';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
+import { localActor } from '../../src/federation/convert/to-as.ts';
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
 
 let a: TestRoost;
@@ -97,6 +98,34 @@ describe('Move between two instances', () => {
     await eventually(async () => (await oldie.api('/api/v1/accounts/verify_credentials')).body.followers_count === 0, 20_000, 'the Undos on B');
     const followers = await apiRequest(b, `/api/v1/accounts/${newbie.account.id}/followers`);
     expect(followers.body.map((x: { acct: string }) => x.acct).sort()).toEqual([`fan@${a.config.domain}`, `fantoo@${a.config.domain}`]);
+  });
+
+  it('takes the redirect from movedTo on an Update(Person), and drops it when movedTo goes', async () => {
+    const wanderer = await createTestUser(b, 'wanderer');
+    await createTestUser(b, 'settler');
+    const wandererOnA = (await lookupRemoteAccount(a.services, a.federation, b.at('/users/wanderer')))!;
+    const settlerOnA = (await lookupRemoteAccount(a.services, a.federation, b.at('/users/settler')))!;
+    const ctx = b.federation.createContext(new URL(b.url), undefined);
+    const sendUpdate = async (n: number, movedTo: string | null) =>
+      ctx.sendActivity(
+        { identifier: 'wanderer' },
+        { id: new URL(a.at('/users/nobody')), inboxId: new URL(a.at('/inbox')) },
+        new Update({
+          id: new URL(b.at(`/users/wanderer#updates/${n}`)),
+          actor: ctx.getActorUri('wanderer'),
+          object: await localActor(ctx, wanderer.account, movedTo),
+        }),
+      );
+    const onA = () => a.services.db.em().findOneOrFail(AccountSchema, { id: wandererOnA.id });
+    const migration = (row: Account) => (row.machine as { value: { existing: { migration: string } } }).value.existing.migration;
+
+    await sendUpdate(1, b.at('/users/settler'));
+    const moved = await eventually(async () => ((await onA()).movedToAccountId ? onA() : null), 20_000, 'the redirect on A');
+    expect([moved.movedToAccountId, migration(moved)]).toEqual([settlerOnA.id, 'moved']);
+
+    await sendUpdate(2, null);
+    const back = await eventually(async () => ((await onA()).movedToAccountId === null ? onA() : null), 20_000, 'the redirect to go');
+    expect(migration(back)).toBe('unmoved');
   });
 
   it('ignores a Move to an account that does not name the origin, and one sent for someone else', async () => {

@@ -3,7 +3,7 @@ import { isActor, type Actor, type Object as AsObject } from '@fedify/vocab';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
-import { stepAccount } from '../../services/relationships.ts';
+import { followActorRedirect } from '../../services/moves.ts';
 
 function str(v: unknown): string {
   return v == null ? '' : String(v);
@@ -56,7 +56,7 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
   if (existing) {
     em.assign(existing, data);
     await em.flush();
-    await followRedirect(services, existing, actor.successorId);
+    if (await followActorRedirect(services, existing.id, actor.successorId?.href ?? null)) await em.refresh(existing);
     return existing;
   }
   const account = em.create(AccountSchema, { id: services.ids.next(), uri, createdAt: now, ...data });
@@ -70,25 +70,8 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     }
     throw e;
   }
+  if (actor.successorId && (await followActorRedirect(services, account.id, actor.successorId.href))) await em.refresh(account);
   return account;
-}
-
-/**
- * The actor's `movedTo` as the account actor's redirect (Mastodon reads it on every refresh): a
- * redirect to an account already known is recorded (`account.move`); none clears it
- * (`account.unmove`, the "cancel redirect" of the other side). An unknown target is left for the
- * Move, which fetches it and checks its aliases.
- */
-async function followRedirect(services: Services, account: Account, successor: URL | null): Promise<void> {
-  const em = services.db.em();
-  const target = successor ? await em.findOne(AccountSchema, { uri: successor.href }) : null;
-  if (successor && !target) return;
-  const targetId = target?.id ?? null;
-  if (targetId === account.movedToAccountId || targetId === account.id) return;
-  const r = stepAccount(services, account, targetId ? { type: 'account.move', targetAccountId: targetId } : { type: 'account.unmove' });
-  if (!r.accepted) return;
-  account.movedToAccountId = targetId;
-  await em.flush();
 }
 
 export function actorTypeName(actor: AsObject): string {
