@@ -9,7 +9,8 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow as FollowRow } from '../db/entities/index.ts';
 import type { RoostFederation } from '../federation/index.ts';
-import { localActor, movedToUri } from '../federation/convert/to-as.ts';
+import { localActor } from '../federation/convert/to-as.ts';
+import { movedToUri } from '../services/moves.ts';
 import type { DomainEvent } from './events.ts';
 import { expireMute } from '../services/relationships.ts';
 
@@ -43,7 +44,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
     const em = services.db.em();
     const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
     const sendActorUpdate = async (account: Account) => {
-      const actor = await localActor(ctx, account, await movedToUri(em, account));
+      const actor = await localActor(ctx, account, await movedToUri(services, account));
       await ctx.sendActivity(
         { identifier: account.username },
         'followers',

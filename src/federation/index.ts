@@ -9,7 +9,8 @@ import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipie
 import type { Services } from '../context.ts';
 import { AccountKeySchema, FollowSchema } from '../db/entities/index.ts';
 import { findLocalAccount } from '../services/accounts.ts';
-import { localActor, movedToUri } from './convert/to-as.ts';
+import { localActor } from './convert/to-as.ts';
+import { movedToUri } from '../services/moves.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
 import { onReject } from './inbox/reject.ts';
@@ -72,7 +73,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
-      return localActor(ctx, account, await movedToUri(services.db.em(), account));
+      return localActor(ctx, account, await movedToUri(services, account));
     })
     .mapHandle(async (_ctx, username) => {
       const account = await findLocalAccount(services.db.em(), username);

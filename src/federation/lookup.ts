@@ -5,6 +5,8 @@ import type { Account } from '../db/entities/index.ts';
 import { isPrivateHost } from '../../config/index.ts';
 import { persistAccount } from './convert/from-as.ts';
 import { findLocalAccount } from '../services/accounts.ts';
+import { parseAcct } from '../lib/acct.ts';
+import { localAccountFromUri } from './inbox/resolve.ts';
 import type { RoostFederation } from './index.ts';
 
 /**
@@ -64,24 +66,18 @@ async function plainHttpWebFinger(user: string, host: string): Promise<string | 
  * Null when none.
  */
 export function accountResolver(services: Services, federation: RoostFederation): (query: string) => Promise<Account | null> {
+  const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
   return async (query) => {
-    const q = query.trim().replace(/^@/, '');
-    const em = services.db.em();
+    const q = query.trim();
     if (/^https?:\/\//i.test(q)) {
-      let url: URL;
-      try {
-        url = new URL(q);
-      } catch {
-        return null;
-      }
-      const parsed = federation.createContext(new URL(services.config.publicUrl), undefined).parseUri(url);
-      if (parsed?.type === 'actor') return findLocalAccount(em, parsed.identifier);
-      if (url.origin === new URL(services.config.publicUrl).origin) return null;
+      if (!URL.canParse(q)) return null;
+      const url = new URL(q);
+      if (url.origin === new URL(services.config.publicUrl).origin) return localAccountFromUri(services, ctx, url);
       return lookupRemoteAccount(services, federation, url.href, { fresh: true }).catch(() => null);
     }
-    const m = /^([^@\s/]+)(?:@([^@\s/]+))?$/.exec(q);
-    if (!m) return null;
-    if (!m[2] || m[2].toLowerCase() === services.config.domain.toLowerCase()) return findLocalAccount(em, m[1]!);
+    const handle = parseAcct(q, services.config.domain);
+    if (!handle) return null;
+    if (handle.domain === null) return findLocalAccount(services.db.em(), handle.username);
     return lookupRemoteAccount(services, federation, q, { fresh: true }).catch(() => null);
   };
 }

@@ -60,6 +60,13 @@ async function recordMove(services: Services, originId: string, targetId: string
   });
 }
 
+/** The actor URI of the account `account` moved to, if it did (its actor's `movedTo`). */
+export async function movedToUri(services: Services, account: Account): Promise<string | null> {
+  if (!account.movedToAccountId) return null;
+  const target = await services.db.em().findOne(AccountSchema, { id: account.movedToAccountId });
+  return target?.uri ?? null;
+}
+
 /**
  * A remote actor's `movedTo`, read on every refresh as Mastodon does: a redirect to an account
  * already known becomes the account actor's `account.move`; none at all is `account.unmove` (the

@@ -8,6 +8,7 @@
  * written in one transaction that also queues an Update(Person) for remote followers and, when
  * the fields changed, their rel="me" verification.
  */
+import { parseAcct } from '../lib/acct.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, UserRoleSchema, UserSchema, type Account, type User, type UserRole } from '../db/entities/index.ts';
@@ -209,14 +210,11 @@ export async function findProfiles(services: Services, ids: readonly string[]): 
 
 /** GET /api/v1/accounts/lookup: a known account by `user`, `@user`, `user@domain` (this domain means local). No fetching. */
 export async function lookupProfile(services: Services, acct: string): Promise<Account | null> {
-  const handle = acct.trim().replace(/^@/, '');
-  const m = /^([^@\s]+)(?:@([^@\s]+))?$/.exec(handle);
-  if (!m) return null;
-  const [, username, domain] = m;
-  const local = !domain || domain.toLowerCase() === services.config.domain.toLowerCase();
+  const handle = parseAcct(acct, services.config.domain);
+  if (!handle) return null;
   const account = await services.db.em().findOne(AccountSchema, {
-    username: { $ilike: escLike(username!) },
-    domain: local ? null : { $ilike: escLike(domain!) },
+    username: { $ilike: escLike(handle.username) },
+    domain: handle.domain === null ? null : { $ilike: escLike(handle.domain) },
   });
   return visible(services, account);
 }

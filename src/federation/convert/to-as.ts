@@ -2,8 +2,7 @@
 import { Endpoints, Image, Person, Service, Group, Application, Organization, PropertyValue, type CryptographicKey, type Multikey } from '@fedify/vocab';
 import type { Context } from '@fedify/fedify';
 import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
-import type { EntityManager } from '@mikro-orm/core';
-import { AccountSchema, type Account } from '../../db/entities/index.ts';
+import type { Account } from '../../db/entities/index.ts';
 
 const ACTOR_CLASSES = { Person, Service, Group, Application, Organization } as const;
 
@@ -48,13 +47,6 @@ export function toAsActor(
 export async function localActor(ctx: Context<unknown>, account: Account, movedTo: string | null) {
   const pairs = await ctx.getActorKeyPairs(account.username);
   return toAsActor(ctx, account, { publicKey: pairs[0]?.cryptographicKey ?? null, assertionMethods: pairs.map((p) => p.multikey) }, movedTo);
-}
-
-/** The actor URI of the account `account` moved to, if it did. */
-export async function movedToUri(em: EntityManager, account: Account): Promise<string | null> {
-  if (!account.movedToAccountId) return null;
-  const target = await em.findOne(AccountSchema, { id: account.movedToAccountId });
-  return target?.uri ?? null;
 }
 
 /**

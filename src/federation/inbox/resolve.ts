@@ -1,4 +1,4 @@
-import type { InboxContext } from '@fedify/fedify';
+import type { Context } from '@fedify/fedify';
 import { isActor, type Activity } from '@fedify/vocab';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
@@ -15,7 +15,7 @@ export async function resolveActivityActor(services: Services, activity: Activit
 }
 
 /** The local account an object id (an actor URI of ours) names. */
-export async function localAccountFromUri(services: Services, ctx: InboxContext<void>, uri: URL | null): Promise<Account | null> {
+export async function localAccountFromUri(services: Services, ctx: Context<void>, uri: URL | null): Promise<Account | null> {
   if (!uri) return null;
   const parsed = ctx.parseUri(uri);
   if (parsed?.type !== 'actor') return null;
