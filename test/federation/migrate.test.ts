@@ -7,7 +7,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
-import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
+import { apiRequest, createTestUser, relationshipOf, type TestUser } from '../helpers/auth.ts';
 import { runCommand, type CommandArgs } from '../../src/control/commands.ts';
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
 import type { RoostError } from '../../src/lib/errors.ts';
@@ -28,7 +28,6 @@ const failure = (r: TestRoost, name: string, args: CommandArgs) =>
     () => null,
     (e: RoostError) => [e.status, e.message],
   );
-const rel = async (viewer: TestUser, id: string) => (await viewer.api(`/api/v1/accounts/relationships?id[]=${id}`)).body[0];
 const row = (r: TestRoost, uri: string) => r.services.db.em().findOne(AccountSchema, { uri }, { refresh: true });
 
 
@@ -44,7 +43,7 @@ describe('roost accounts migrate', () => {
     const oldieOnB = (await remoteFan.api(`/api/v1/accounts/search?q=oldie@${a.config.domain}&resolve=true`)).body[0];
     expect(oldieOnB.acct).toBe(`oldie@${a.config.domain}`);
     await remoteFan.api(`/api/v1/accounts/${oldieOnB.id}/follow`, { method: 'POST' });
-    await eventually(async () => (await rel(remoteFan, oldieOnB.id))?.following === true, 20_000, 'the Accept from A');
+    await eventually(async () => (await relationshipOf(remoteFan, oldieOnB.id))?.following === true, 20_000, 'the Accept from A');
     expect((await oldie.api('/api/v1/accounts/verify_credentials')).body.followers_count).toBe(2);
 
     // Without the alias on the target, nothing moves.
@@ -75,13 +74,13 @@ describe('roost accounts migrate', () => {
     expect(oldieActor.movedTo).toBe(b.at('/users/newbie'));
 
     // The local follower now follows the target (options kept) and no longer the origin.
-    await eventually(async () => (await rel(localFan, newbieOnA.id))?.following === true, 20_000, 'the Accept for the local follower');
-    expect(await rel(localFan, newbieOnA.id)).toMatchObject({ following: true, showing_reblogs: false, notifying: true });
-    expect(await rel(localFan, oldie.account.id)).toMatchObject({ following: false, requested: false });
+    await eventually(async () => (await relationshipOf(localFan, newbieOnA.id))?.following === true, 20_000, 'the Accept for the local follower');
+    expect(await relationshipOf(localFan, newbieOnA.id)).toMatchObject({ following: true, showing_reblogs: false, notifying: true });
+    expect(await relationshipOf(localFan, oldie.account.id)).toMatchObject({ following: false, requested: false });
 
     // On B: the Move arrived; the follower there moved, and A got its Undo.
-    await eventually(async () => (await rel(remoteFan, newbie.account.id))?.following === true, 20_000, 'the follower on B to move');
-    expect(await rel(remoteFan, oldieOnB.id)).toMatchObject({ following: false });
+    await eventually(async () => (await relationshipOf(remoteFan, newbie.account.id))?.following === true, 20_000, 'the follower on B to move');
+    expect(await relationshipOf(remoteFan, oldieOnB.id)).toMatchObject({ following: false });
     expect((await remoteFan.api(`/api/v1/accounts/${oldieOnB.id}`)).body.moved).toMatchObject({ id: newbie.account.id, acct: 'newbie' });
     await eventually(async () => (await oldie.api('/api/v1/accounts/verify_credentials')).body.followers_count === 0, 20_000, 'the Undo on A');
     const followers = await apiRequest(b, `/api/v1/accounts/${newbie.account.id}/followers`);
@@ -125,8 +124,8 @@ describe('roost accounts migrate', () => {
     await command(a, 'accounts.alias', { username: 'tohere', add: [a.at('/users/fromhere')] });
     await command(a, 'accounts.alias', { username: 'elsewhere', add: ['fromhere'] });
     expect(await command(a, 'accounts.migrate', { username: 'fromhere', target: `@tohere@${a.config.domain}` })).toMatchObject({ migrated: 1, failed: 0 });
-    expect(await rel(fan, to.account.id)).toMatchObject({ following: true, muting: true, muting_notifications: false });
-    expect(await rel(fan, from.account.id)).toMatchObject({ following: false });
+    expect(await relationshipOf(fan, to.account.id)).toMatchObject({ following: true, muting: true, muting_notifications: false });
+    expect(await relationshipOf(fan, from.account.id)).toMatchObject({ following: false });
     expect((await fan.api(`/api/v1/accounts/${from.account.id}`)).body.moved).toMatchObject({ id: to.account.id, acct: 'tohere' });
 
     // Moving again elsewhere needs --force; then the redirect follows.

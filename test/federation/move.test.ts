@@ -7,7 +7,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { Move, Update } from '@fedify/vocab';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
-import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
+import { apiRequest, createTestUser, relationshipOf, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { localActor } from '../../src/federation/convert/to-as.ts';
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
@@ -22,7 +22,6 @@ afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
 
-const rel = async (viewer: TestUser, id: string) => (await viewer.api(`/api/v1/accounts/relationships?id[]=${id}`)).body[0];
 
 /** B's `username` announces to A's shared inbox that it moved to B's `to`. */
 async function sendMove(username: string, to: string) {
@@ -42,7 +41,7 @@ async function sendMove(username: string, to: string) {
 async function followFromA(user: TestUser, remote: Account, body: Record<string, unknown> = {}) {
   const res = await user.api(`/api/v1/accounts/${remote.id}/follow`, { body });
   expect(res.status).toBe(200);
-  await eventually(async () => (await rel(user, remote.id))?.following === true, 20_000, 'the Accept from B');
+  await eventually(async () => (await relationshipOf(user, remote.id))?.following === true, 20_000, 'the Accept from B');
 }
 
 
@@ -81,12 +80,12 @@ describe('Move between two instances', () => {
       20_000,
       'the target to be fetched on A',
     );
-    await eventually(async () => (await rel(fan, newbieOnA.id))?.following === true, 20_000, 'fan to follow the target');
-    await eventually(async () => (await rel(fan2, newbieOnA.id))?.following === true, 20_000, 'fan2 to follow the target');
-    expect(await rel(fan, newbieOnA.id)).toMatchObject({ following: true, requested: false, showing_reblogs: false, notifying: true });
-    expect(await rel(fan, oldieOnA.id)).toMatchObject({ following: false, requested: false });
-    expect(await rel(fan2, newbieOnA.id)).toMatchObject({ following: true, showing_reblogs: true, notifying: false });
-    expect(await rel(muter, newbieOnA.id)).toMatchObject({ muting: true, muting_notifications: false, following: false });
+    await eventually(async () => (await relationshipOf(fan, newbieOnA.id))?.following === true, 20_000, 'fan to follow the target');
+    await eventually(async () => (await relationshipOf(fan2, newbieOnA.id))?.following === true, 20_000, 'fan2 to follow the target');
+    expect(await relationshipOf(fan, newbieOnA.id)).toMatchObject({ following: true, requested: false, showing_reblogs: false, notifying: true });
+    expect(await relationshipOf(fan, oldieOnA.id)).toMatchObject({ following: false, requested: false });
+    expect(await relationshipOf(fan2, newbieOnA.id)).toMatchObject({ following: true, showing_reblogs: true, notifying: false });
+    expect(await relationshipOf(muter, newbieOnA.id)).toMatchObject({ muting: true, muting_notifications: false, following: false });
 
     // The origin shows where it went.
     const shown = await fan.api(`/api/v1/accounts/${oldieOnA.id}`);
@@ -138,7 +137,7 @@ describe('Move between two instances', () => {
     await sendMove('stayer', 'stranger');
     await eventually(async () => a.services.db.em().findOne(AccountSchema, { uri: b.at('/users/stranger') }), 20_000, 'the target to be fetched');
     await settled(a, b);
-    expect(await rel(fan, stayerOnA.id)).toMatchObject({ following: true });
+    expect(await relationshipOf(fan, stayerOnA.id)).toMatchObject({ following: true });
     expect((await a.services.db.em().findOneOrFail(AccountSchema, { id: stayerOnA.id })).movedToAccountId).toBeNull();
     expect((await fan.api(`/api/v1/accounts/${stayerOnA.id}`)).body.moved).toBeUndefined();
 
@@ -153,7 +152,7 @@ describe('Move between two instances', () => {
       new Move({ id: new URL(b.at('/users/stranger#moves/forged')), actor: ctx.getActorUri('stranger'), object: ctx.getActorUri('stayer'), target: ctx.getActorUri('stranger') }),
     );
     await settled(a, b);
-    expect(await rel(fan, stayerOnA.id)).toMatchObject({ following: true });
+    expect(await relationshipOf(fan, stayerOnA.id)).toMatchObject({ following: true });
     expect((await a.services.db.em().findOneOrFail(AccountSchema, { id: stayerOnA.id })).movedToAccountId).toBeNull();
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
-import { createTestUser, type TestUser } from '../helpers/auth.ts';
+import { createTestUser, relationshipOf, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { AccountSchema, FollowSchema, type Account } from '../../src/db/entities/index.ts';
 
@@ -20,7 +20,6 @@ afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
 
-const rel = async (viewer: TestUser, id: string) => (await viewer.api(`/api/v1/accounts/relationships?id[]=${id}`)).body[0];
 
 /** `user` of instance `on` as a remote account of instance `from`, resolved by handle. */
 async function remote(from: TestRoost, on: TestRoost, user: TestUser): Promise<Account> {
@@ -52,14 +51,14 @@ describe('following across instances', () => {
     expect((await arrivedOnB(ann, lock)).state).toBe('requested');
     const annOnB = (await b.services.db.em().findOneOrFail(AccountSchema, { uri: a.at('/users/ann') })).id;
     expect((await lock.api('/api/v1/follow_requests')).body.map((x: { acct: string }) => x.acct)).toEqual([`ann@${a.config.domain}`]);
-    expect(await rel(lock, annOnB)).toMatchObject({ requested_by: true, followed_by: false });
+    expect(await relationshipOf(lock, annOnB)).toMatchObject({ requested_by: true, followed_by: false });
     // Still pending on A until the Accept arrives.
-    expect(await rel(ann, lockOnA.id)).toMatchObject({ following: false, requested: true });
+    expect(await relationshipOf(ann, lockOnA.id)).toMatchObject({ following: false, requested: true });
 
     const ok = await lock.api(`/api/v1/follow_requests/${annOnB}/authorize`, { method: 'POST' });
     expect(ok.body).toMatchObject({ id: annOnB, followed_by: true, requested_by: false });
-    await eventually(async () => (await rel(ann, lockOnA.id))?.following === true, 20_000, 'the Accept on A');
-    expect(await rel(ann, lockOnA.id)).toMatchObject({ following: true, requested: false, notifying: true });
+    await eventually(async () => (await relationshipOf(ann, lockOnA.id))?.following === true, 20_000, 'the Accept on A');
+    expect(await relationshipOf(ann, lockOnA.id)).toMatchObject({ following: true, requested: false, notifying: true });
 
     // Another request, rejected: the Reject travels back and the request ends on A.
     await zoe.api(`/api/v1/accounts/${lockOnA.id}/follow`, { method: 'POST' });
@@ -67,13 +66,13 @@ describe('following across instances', () => {
     const zoeOnB = (await b.services.db.em().findOneOrFail(AccountSchema, { uri: a.at('/users/zoe') })).id;
     const no = await lock.api(`/api/v1/follow_requests/${zoeOnB}/reject`, { method: 'POST' });
     expect(no.body).toMatchObject({ followed_by: false, requested_by: false });
-    await eventually(async () => (await rel(zoe, lockOnA.id))?.requested === false, 20_000, 'the Reject on A');
-    expect(await rel(zoe, lockOnA.id)).toMatchObject({ following: false, requested: false });
+    await eventually(async () => (await relationshipOf(zoe, lockOnA.id))?.requested === false, 20_000, 'the Reject on A');
+    expect(await relationshipOf(zoe, lockOnA.id)).toMatchObject({ following: false, requested: false });
 
     // The target removes its follower: Reject of an established follow ends it on A too.
     const removed = await lock.api(`/api/v1/accounts/${annOnB}/remove_from_followers`, { method: 'POST' });
     expect(removed.body.followed_by).toBe(false);
-    await eventually(async () => (await rel(ann, lockOnA.id))?.following === false, 20_000, 'the Reject of the follow on A');
+    await eventually(async () => (await relationshipOf(ann, lockOnA.id))?.following === false, 20_000, 'the Reject of the follow on A');
   });
 
   it('keeps a requester the remote target muted pending, although the target is unlocked', async () => {
@@ -89,13 +88,13 @@ describe('following across instances', () => {
     expect((await arrivedOnB(mo, open)).state).toBe('requested');
     expect((await open.api('/api/v1/accounts/verify_credentials')).body.source.follow_requests_count).toBe(1);
     // No Accept comes back: the request stays pending on A as well.
-    expect(await rel(mo, openOnA.id)).toMatchObject({ following: false, requested: true });
+    expect(await relationshipOf(mo, openOnA.id)).toMatchObject({ following: false, requested: true });
 
     // Unlocking again (locked → unlocked) still leaves it pending; only the normal approval accepts it.
     await open.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { locked: true } });
     await open.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { locked: false } });
-    expect(await rel(open, moOnB.id)).toMatchObject({ requested_by: true, followed_by: false });
+    expect(await relationshipOf(open, moOnB.id)).toMatchObject({ requested_by: true, followed_by: false });
     await open.api(`/api/v1/follow_requests/${moOnB.id}/authorize`, { method: 'POST' });
-    await eventually(async () => (await rel(mo, openOnA.id))?.following === true, 20_000, 'the Accept on A');
+    await eventually(async () => (await relationshipOf(mo, openOnA.id))?.following === true, 20_000, 'the Accept on A');
   });
 });

@@ -56,3 +56,8 @@ export async function apiRequest(
   }
   return { status: res.status, headers: res.headers, body: parsed };
 }
+
+/** The Relationship of account `id` as `viewer` sees it (GET /api/v1/accounts/relationships). */
+export async function relationshipOf(viewer: TestUser, id: string): Promise<any> {
+  return (await viewer.api(`/api/v1/accounts/relationships?id[]=${id}`)).body[0];
+}
