@@ -1,9 +1,21 @@
-/** ActivityPub → rows: remote actors become (or refresh) remote accounts. */
-import { isActor, type Actor, type Object as AsObject } from '@fedify/vocab';
+/**
+ * ActivityPub → rows: remote actors become (or refresh) remote accounts. Everything a remote
+ * server says is sanitised here, on ingest (src/lib/sanitize.ts): the summary and field values as
+ * Mastodon's strict HTML, names as plain text, url/avatar/header as http(s) URLs or nothing, each
+ * cut to a sane length, so what is stored is safe to serve as it is.
+ */
+import { isActor, PropertyValue, type Actor, type Object as AsObject } from '@fedify/vocab';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { followActorRedirect } from '../../services/moves.ts';
+import { plainText, REMOTE_LIMITS, safeHttpUrl, sanitizeRemoteHtml } from '../../lib/sanitize.ts';
+
+/** What Mastodon accepts as a remote username (Account's format validation for remote accounts). */
+const REMOTE_USERNAME = /^[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?$/i;
+/** At most this many attachments are looked at (each may be a link Fedify would fetch). */
+const MAX_ATTACHMENTS_SCANNED = 32;
+const MAX_ALIASES = 32;
 
 function str(v: unknown): string {
   return v == null ? '' : String(v);
@@ -19,35 +31,41 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
   const uri = actor.id.href;
   const username = actor.preferredUsername ? str(actor.preferredUsername) : null;
   if (!username) throw new RoostError(422, `Actor ${uri} has no preferredUsername`);
+  if (username.length > 255 || !REMOTE_USERNAME.test(username)) throw new RoostError(422, `Actor ${uri} has an invalid preferredUsername`);
   const now = services.clock.now();
   const fields: Account['fields'] = [];
-  for await (const a of actor.getAttachments()) {
-    if ('name' in a && 'value' in a && a.constructor.name === 'PropertyValue') {
-      fields.push({ name: str((a as { name: unknown }).name), value: str((a as { value: unknown }).value), verified_at: null });
+  let scanned = 0;
+  for await (const a of actor.getAttachments({ suppressError: true })) {
+    if (++scanned > MAX_ATTACHMENTS_SCANNED || fields.length >= REMOTE_LIMITS.fields) break;
+    if (a instanceof PropertyValue) {
+      const name = plainText(a.name, REMOTE_LIMITS.fieldName);
+      if (!name) continue;
+      fields.push({ name, value: sanitizeRemoteHtml(a.value, REMOTE_LIMITS.fieldValue), verified_at: null });
     }
   }
-  const icon = await actor.getIcon().catch(() => null);
-  const image = await actor.getImage().catch(() => null);
+  const icon = await actor.getIcon({ suppressError: true }).catch(() => null);
+  const image = await actor.getImage({ suppressError: true }).catch(() => null);
+  const link = (u: URL | null | undefined) => (u ? safeHttpUrl(u) : null);
   const data = {
     username,
     domain: actorDomain(actor.id),
-    displayName: str(actor.name),
-    note: str(actor.summary),
-    url: actor.url instanceof URL ? actor.url.href : (actor.url as { href?: URL } | null)?.href?.href ?? uri,
-    inboxUrl: actor.inboxId?.href ?? null,
-    sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
-    outboxUrl: actor.outboxId?.href ?? null,
-    followersUrl: actor.followersId?.href ?? null,
-    followingUrl: actor.followingId?.href ?? null,
-    featuredUrl: actor.featuredId?.href ?? null,
+    displayName: plainText(actor.name, REMOTE_LIMITS.displayName),
+    note: sanitizeRemoteHtml(actor.summary, REMOTE_LIMITS.note),
+    url: safeHttpUrl(actor.url instanceof URL ? actor.url : (actor.url as { href?: URL } | null)?.href) ?? uri,
+    inboxUrl: link(actor.inboxId),
+    sharedInboxUrl: link(actor.endpoints?.sharedInbox),
+    outboxUrl: link(actor.outboxId),
+    followersUrl: link(actor.followersId),
+    followingUrl: link(actor.followingId),
+    featuredUrl: link(actor.featuredId),
     actorType: actorTypeName(actor),
     locked: actor.manuallyApprovesFollowers ?? false,
     discoverable: actor.discoverable ?? null,
     indexable: actor.indexable ?? false,
-    avatarUrl: icon?.url instanceof URL ? icon.url.href : null,
-    headerUrl: image?.url instanceof URL ? image.url.href : null,
+    avatarUrl: icon?.url instanceof URL ? safeHttpUrl(icon.url) : null,
+    headerUrl: image?.url instanceof URL ? safeHttpUrl(image.url) : null,
     fields,
-    alsoKnownAs: actor.aliasIds.map((u) => u.href),
+    alsoKnownAs: actor.aliasIds.slice(0, MAX_ALIASES).map((u) => safeHttpUrl(u)).filter((u): u is string => u !== null),
     fetchedAt: now,
     updatedAt: now,
   };
