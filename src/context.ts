@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import type { RoostConfig } from '../config/index.ts';
 import type { RoostSecrets } from '../config/secrets.ts';
@@ -19,4 +20,9 @@ export interface Services {
   log: Logger;
   /** The package version, reported by NodeInfo and the instance API. */
   version: string;
+  /**
+   * Name resolution for outbound fetches (src/lib/safe-fetch.ts checks its answers at connect
+   * time). Unset: the system resolver. Tests set it to simulate DNS (a rebinding name).
+   */
+  dnsLookup?: LookupFunction;
 }

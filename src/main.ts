@@ -36,6 +36,8 @@ export interface OpenOptions {
   /** An already-open embedded database (tests clone a prepared one). */
   pglite?: PGlite;
   clock?: Clock;
+  /** Name resolution for outbound fetches (tests simulate DNS with it). */
+  dnsLookup?: Services['dnsLookup'];
 }
 
 export interface RoostServices {
@@ -61,6 +63,7 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
       ids: createIdGenerator(() => clock.now()),
       log,
       version: VERSION,
+      dnsLookup: opts.dnsLookup,
     };
     return {
       services,

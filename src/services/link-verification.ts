@@ -9,12 +9,10 @@
  * no loopback, private, link-local or otherwise non-public addresses — checked on the addresses the
  * connection actually uses (DNS answers are checked at connect time, so a name cannot be rebound
  * to a private address between the check and the request) — unless
- * federation.allowPrivateAddresses is on (tests and labs).
+ * federation.allowPrivateAddresses is on (tests and labs). The fetch itself is the one bounded
+ * fetcher every outbound request uses (src/lib/safe-fetch.ts).
  */
-import http from 'node:http';
-import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isNonPublicAddress, safeFetch, UnsafeUrlError, type SafeFetchOptions } from '../lib/safe-fetch.ts';
 import type { Services } from '../context.ts';
 import { AccountSchema } from '../db/entities/index.ts';
 import type { Sql } from '../db/sql.ts';
@@ -46,47 +44,9 @@ export function verifiableUrl(value: string): URL | null {
   }
 }
 
-// --- addresses ------------------------------------------------------------------------------
+// --- fetching (through the one bounded fetcher, src/lib/safe-fetch.ts) -----------------------
 
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-
-/** Loopback, private, link-local, CGNAT, documentation, multicast, reserved (IPv4-mapped IPv6 included). */
-export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
-
-export class UnsafeUrlError extends Error {
-  override name = 'UnsafeUrlError';
-}
-
-/** dns.lookup that refuses non-public answers: runs when the socket connects, for every hop. */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '', 0);
-      const list = addresses as unknown as LookupAddress[];
-      const refused = allowPrivate ? undefined : list.find((a) => isNonPublicAddress(a.address));
-      if (refused || list.length === 0) {
-        return callback(new UnsafeUrlError(`${hostname} resolves to a non-public address`) as NodeJS.ErrnoException, '', 0);
-      }
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-      else callback(null, list[0]!.address, list[0]!.family);
-    });
-  };
-}
-
-// --- fetching -------------------------------------------------------------------------------
+export { isNonPublicAddress, UnsafeUrlError };
 
 export interface FetchPageOptions {
   allowPrivateAddresses: boolean;
@@ -94,6 +54,7 @@ export interface FetchPageOptions {
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
+  lookup?: SafeFetchOptions['lookup'];
 }
 
 export interface FetchedPage {
@@ -103,68 +64,21 @@ export interface FetchedPage {
   body: string;
 }
 
-function requestOnce(url: URL, opts: FetchPageOptions, signal: AbortSignal): Promise<{ status: number; location: string | null; body: string }> {
-  const maxBytes = opts.maxBytes ?? MAX_PAGE_BYTES;
-  return new Promise((resolve, reject) => {
-    const client = url.protocol === 'https:' ? https : http;
-    const req = client.get(
-      url,
-      {
-        signal,
-        lookup: guardedLookup(opts.allowPrivateAddresses),
-        headers: { accept: 'text/html, application/xhtml+xml;q=0.9, */*;q=0.1', 'user-agent': opts.userAgent },
-        // A page is fetched, not kept alive for more.
-        agent: false,
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400) {
-          res.resume();
-          resolve({ status, location: res.headers.location ?? null, body: '' });
-          return;
-        }
-        const declared = Number(res.headers['content-length'] ?? NaN);
-        if (declared > maxBytes) {
-          req.destroy(new UnsafeUrlError(`the page is larger than ${maxBytes} bytes`));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            req.destroy(new UnsafeUrlError(`the page is larger than ${maxBytes} bytes`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('end', () => resolve({ status, location: null, body: new TextDecoder('utf-8').decode(Buffer.concat(chunks)) }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-  });
-}
-
 /**
  * Fetches a page under the rules above. Throws UnsafeUrlError for a refused URL or address, or the
  * network error; returns the final status and body otherwise.
  */
 export async function fetchPageSafely(start: URL, opts: FetchPageOptions): Promise<FetchedPage> {
-  const signal = AbortSignal.timeout(opts.timeoutMs ?? FETCH_TIMEOUT_MS);
-  const maxRedirects = opts.maxRedirects ?? MAX_REDIRECTS;
-  let url = start;
-  for (let hop = 0; ; hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UnsafeUrlError(`${url.protocol} URLs are not fetched`);
-    if (url.username || url.password) throw new UnsafeUrlError('URLs with credentials are not fetched');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    // IP literals never go through the lookup: check them here.
-    if (isIP(host) && !opts.allowPrivateAddresses && isNonPublicAddress(host)) throw new UnsafeUrlError(`${host} is not a public address`);
-    const res = await requestOnce(url, opts, signal);
-    if (res.location === null) return { url, status: res.status, body: res.body };
-    if (hop >= maxRedirects) throw new UnsafeUrlError(`more than ${maxRedirects} redirects`);
-    url = new URL(res.location, url);
-  }
+  const res = await safeFetch(start, {
+    allowPrivateAddresses: opts.allowPrivateAddresses,
+    userAgent: opts.userAgent,
+    headers: { accept: 'text/html, application/xhtml+xml;q=0.9, */*;q=0.1' },
+    timeoutMs: opts.timeoutMs ?? FETCH_TIMEOUT_MS,
+    maxBytes: opts.maxBytes ?? MAX_PAGE_BYTES,
+    maxRedirects: opts.maxRedirects ?? MAX_REDIRECTS,
+    lookup: opts.lookup,
+  });
+  return { url: res.url, status: res.status, body: new TextDecoder('utf-8').decode(res.body) };
 }
 
 // --- the link back --------------------------------------------------------------------------
@@ -222,6 +136,7 @@ export async function verifyAccountLinks(services: Services, accountId: string):
         const page = await fetchPageSafely(verifiableUrl(value)!, {
           allowPrivateAddresses: services.config.federation.allowPrivateAddresses,
           userAgent: `Roost/${services.version} (+${services.config.publicUrl})`,
+          lookup: services.dnsLookup,
         });
         if (page.status < 200 || page.status >= 300) return;
         if (relMeLinks(page.body, page.url).some((href) => targets.has(href.toLowerCase()))) verified.push(value);
