@@ -16,6 +16,7 @@ import { createLogger, routeFedifyLogs } from './log.ts';
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startControlSocket } from './control/socket.ts';
 import { createRoostFederation, type RoostFederation } from './federation/index.ts';
+import { guardInbox } from './federation/inbox-guard.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
@@ -164,7 +165,8 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
     const router = buildRouter(services, federation);
     app = {
       router,
-      fetch: async (request: Request) => federation.fetch(request, {
+      // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs stop here, before Fedify's JSON-LD work.
+      fetch: async (request: Request) => (await guardInbox(request)) ?? federation.fetch(request, {
         contextData: undefined,
         onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
         onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),

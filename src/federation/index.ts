@@ -19,6 +19,13 @@ import { onBlock } from './inbox/block.ts';
 import { onUpdate } from './inbox/update.ts';
 import { onDelete } from './inbox/delete.ts';
 import { onMove } from './inbox/move.ts';
+import {
+  authenticatedDocumentLoaderFactory,
+  contextLoaderFactory,
+  documentLoaderFactory,
+  loaderSettings,
+  withShortUnavailableKeys,
+} from './loaders.ts';
 
 export type RoostFederation = Federation<void>;
 
@@ -45,13 +52,19 @@ export interface FederationDeps {
 export function createRoostFederation({ services, kv, queue }: FederationDeps): RoostFederation {
   const { config } = services;
   const log = services.log.child({ module: 'federation' });
+  // Every fetch Fedify makes for us (actors, keys, objects, contexts, signed fetches) goes through
+  // the bounded fetcher (./loaders.ts); federation.allowPrivateAddresses reaches it there (Fedify
+  // refuses its own allowPrivateAddress/userAgent options next to custom loaders).
+  const loaders = loaderSettings(services);
+  const fedifyKv = withShortUnavailableKeys(kv);
   const federation = createFederation<void>({
-    kv,
+    kv: fedifyKv,
     queue,
     manuallyStartQueue: true,
     origin: config.publicUrl,
-    allowPrivateAddress: config.federation.allowPrivateAddresses,
-    userAgent: { software: `Roost/${services.version}`, url: new URL(config.publicUrl) },
+    documentLoaderFactory: documentLoaderFactory(loaders, fedifyKv),
+    contextLoaderFactory: contextLoaderFactory(loaders, fedifyKv),
+    authenticatedDocumentLoaderFactory: authenticatedDocumentLoaderFactory(loaders),
   });
 
   // Key pairs are read once per account and cached as a promise (32 concurrent first requests

@@ -1,21 +1,25 @@
-import { isActor } from '@fedify/vocab';
-import { getDocumentLoader, type DocumentLoader } from '@fedify/vocab-runtime';
+import { isActor, Object as AsObject } from '@fedify/vocab';
+import type { DocumentLoader } from '@fedify/vocab-runtime';
 import type { Services } from '../context.ts';
 import type { Account } from '../db/entities/index.ts';
 import { isPrivateHost } from '../../config/index.ts';
 import { persistAccount } from './convert/from-as.ts';
 import { findLocalAccount } from '../services/accounts.ts';
 import { parseAcct } from '../lib/acct.ts';
+import { MAX_JSON_BYTES, safeFetch } from '../lib/safe-fetch.ts';
+import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
+import { boundedDocumentLoader, loaderSettings } from './loaders.ts';
 import type { RoostFederation } from './index.ts';
 
 /**
  * Resolves a remote account by actor URL or by handle (`user@domain`, via WebFinger), fetching
  * and persisting (or refreshing) it. Null when nothing actor-like is found there.
  *
- * WebFinger is https by definition, and Fedify asks https only. Instances in a lab or a test run
- * on plain http on loopback/private addresses: with ROOST_ALLOW_PRIVATE_ADDRESSES on, a handle
- * on such a host is looked up over http by this module, then its actor fetched by Fedify.
+ * Every request goes through the bounded fetcher (src/lib/safe-fetch.ts): WebFinger here, the
+ * actor through the instance's document loader (./loaders.ts). WebFinger is https by definition;
+ * instances in a lab or a test run on plain http on loopback/private addresses, so with
+ * federation.allowPrivateAddresses on, a handle on such a host is looked up over http.
  */
 export async function lookupRemoteAccount(
   services: Services,
@@ -24,37 +28,80 @@ export async function lookupRemoteAccount(
   opts: { fresh?: boolean } = {},
 ): Promise<Account | null> {
   const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
-  let target = query.trim().replace(/^@/, '');
+  const target = query.trim().replace(/^@/, '');
   const handle = /^([^@\s/]+)@([^@\s/]+)$/.exec(target);
-  if (handle && services.config.federation.allowPrivateAddresses && isPrivateHost(handle[2])) {
-    const self = await plainHttpWebFinger(handle[1], handle[2]);
-    if (!self) return null;
-    target = self;
-  }
-  const object = await ctx.lookupObject(target, opts.fresh ? { documentLoader: freshDocumentLoader(services) } : {});
+  let url: URL | null;
+  if (handle) url = await webFingerSelf(services, handle[1]!, handle[2]!);
+  else url = URL.canParse(target) ? new URL(target) : null;
+  if (!url) return null;
+  const documentLoader = opts.fresh ? freshDocumentLoader(services) : ctx.documentLoader;
+  const object = await lookupObjectSafely(url, documentLoader, ctx.contextLoader);
   if (!object || !isActor(object)) return null;
   return persistAccount(services, object);
 }
 
 /**
- * A document loader that skips Fedify's cache of fetched documents: for the checks that must see
- * the actor as it is now (a Move's target and its aliases), not as it was an hour ago.
+ * Fedify's lookupObject for a URL, without its fallbacks: the document comes from `documentLoader`
+ * (the bounded one), and an object whose id is on another origin than the document is refused.
+ * (Fedify's own falls back to a WebFinger request of its own, outside the bounded fetcher.)
  */
-export function freshDocumentLoader(services: Services): DocumentLoader {
-  return getDocumentLoader({
-    allowPrivateAddress: services.config.federation.allowPrivateAddresses,
-    userAgent: { software: `Roost/${services.version}`, url: new URL(services.config.publicUrl) },
-  });
+export async function lookupObjectSafely(url: URL, documentLoader: DocumentLoader, contextLoader: DocumentLoader): Promise<AsObject | null> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  let doc;
+  try {
+    doc = await documentLoader(url.href);
+  } catch {
+    return null;
+  }
+  let object: AsObject;
+  try {
+    object = await AsObject.fromJsonLd(doc.document, { documentLoader, contextLoader, baseUrl: new URL(doc.documentUrl) });
+  } catch {
+    return null;
+  }
+  if (object.id && object.id.origin !== new URL(doc.documentUrl).origin) return null;
+  return object;
 }
 
-async function plainHttpWebFinger(user: string, host: string): Promise<string | null> {
-  const url = `http://${host}/.well-known/webfinger?resource=${encodeURIComponent(`acct:${user}@${host}`)}`;
+/**
+ * A document loader that skips the cache of fetched documents: for the checks that must see the
+ * actor as it is now (a Move's target and its aliases), not as it was minutes ago. Bounded like
+ * every other.
+ */
+export function freshDocumentLoader(services: Services): DocumentLoader {
+  return boundedDocumentLoader(loaderSettings(services));
+}
+
+/** The ActivityPub actor URL a handle's WebFinger document names (rel=self), or null. */
+export async function webFingerSelf(services: Services, user: string, host: string): Promise<URL | null> {
+  const settings = loaderSettings(services);
+  const allowHttp = services.config.federation.allowPrivateAddresses && isPrivateHost(host);
+  const resource = encodeURIComponent(`acct:${user}@${host}`);
+  let url: URL;
   try {
-    const res = await fetch(url, { headers: { accept: 'application/jrd+json' }, signal: AbortSignal.timeout(5000), redirect: 'error' });
-    if (!res.ok) return null;
-    const jrd = (await res.json()) as { links?: { rel?: string; type?: string; href?: string }[] };
-    const self = jrd.links?.find((l) => l.rel === 'self' && /activity\+json|ld\+json/.test(l.type ?? ''));
-    return self?.href ?? null;
+    url = new URL(`${allowHttp ? 'http' : 'https'}://${host}/.well-known/webfinger?resource=${resource}`);
+  } catch {
+    return null;
+  }
+  try {
+    const res = await safeFetch(url, {
+      allowPrivateAddresses: settings.allowPrivateAddresses,
+      userAgent: settings.userAgent,
+      headers: { accept: 'application/jrd+json, application/json;q=0.9' },
+      maxBytes: MAX_JSON_BYTES,
+      lookup: settings.lookup(),
+    });
+    if (res.status !== 200) return null;
+    const text = res.body.toString('utf8');
+    if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) return null;
+    const jrd = JSON.parse(text) as { links?: { rel?: unknown; type?: unknown; href?: unknown }[] };
+    if (!Array.isArray(jrd?.links)) return null;
+    const self = jrd.links.find(
+      (l) => l && l.rel === 'self' && typeof l.type === 'string' && /activity\+json|ld\+json/.test(l.type) && typeof l.href === 'string',
+    );
+    if (!self || !URL.canParse(self.href as string)) return null;
+    const href = new URL(self.href as string);
+    return href.protocol === 'https:' || href.protocol === 'http:' ? href : null;
   } catch {
     return null;
   }

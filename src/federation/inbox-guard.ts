@@ -1,0 +1,85 @@
+/**
+ * A cheap gate in front of Fedify's inbox handling. Fedify parses and JSON-LD-expands an inbox
+ * POST (looking for Linked Data signatures and object proofs) before it checks the HTTP signature,
+ * so without this gate anyone could make Roost expand any document and fetch any context for free.
+ * For POSTs to /inbox and /users/{name}/inbox it refuses, before any JSON-LD work:
+ *
+ * - a request without a Signature or Signature-Input header: 401 (Mastodon's inbox requires an
+ *   HTTP signature too; every server signs its deliveries);
+ * - a body over MAX_INBOX_BYTES (413), nested deeper than MAX_JSON_DEPTH (a scan, not a parse), or
+ *   not JSON: 400;
+ * - a JSON-LD @context, anywhere in the document, naming a remote document that is neither one of
+ *   Fedify's preloaded contexts (ActivityStreams, security, Mastodon's, GoToSocial's, Lemmy's…)
+ *   nor on the sender's own server (the keyId's origin — Pleroma and Akkoma publish their litepub
+ *   context there; fetching it costs no more than fetching the key, through the same bounded
+ *   fetcher): 400. A context on a third server would let a peer aim Roost's fetches anywhere.
+ *
+ * Anything else goes on to Fedify untouched (its body is read from a clone).
+ */
+import { isPreloadedContext } from './loaders.ts';
+import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
+
+/** An activity larger than this is not one anybody sends (Mastodon's are a few KiB). */
+export const MAX_INBOX_BYTES = 1024 * 1024;
+
+const INBOX_PATH = /^\/(?:users\/[^/]+\/)?inbox$/;
+
+function refuse(status: number, error: string): Response {
+  return Response.json({ error }, { status });
+}
+
+/** The keyId of an HTTP signature (draft-cavage Signature or RFC 9421 Signature-Input), if any. */
+export function signatureKeyId(headers: Headers): URL | null {
+  const m = /keyId="([^"]*)"/i.exec(headers.get('signature') ?? '') ?? /keyid="([^"]*)"/i.exec(headers.get('signature-input') ?? '');
+  if (!m || !URL.canParse(m[1]!)) return null;
+  return new URL(m[1]!);
+}
+
+/** Every remote context URL a JSON-LD document names, at any depth (the depth is already bounded). */
+export function remoteContextUrls(json: unknown, out: Set<string> = new Set()): Set<string> {
+  const visitContext = (ctx: unknown) => {
+    if (typeof ctx === 'string') out.add(ctx);
+    else if (Array.isArray(ctx)) ctx.forEach(visitContext);
+    else if (ctx && typeof ctx === 'object') remoteContextUrls(ctx, out); // scoped contexts inside term definitions
+  };
+  if (Array.isArray(json)) {
+    for (const item of json) remoteContextUrls(item, out);
+  } else if (json && typeof json === 'object') {
+    for (const [key, value] of Object.entries(json)) {
+      if (key === '@context') visitContext(value);
+      else if (key === '@import' && typeof value === 'string') out.add(value); // JSON-LD 1.1 context import
+      else if (value && typeof value === 'object') remoteContextUrls(value, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * The gate: a Response refusing the request, or null to hand it to Fedify. Only inbox POSTs are
+ * looked at; everything else returns null at once.
+ */
+export async function guardInbox(request: Request): Promise<Response | null> {
+  if (request.method !== 'POST') return null;
+  const { pathname } = new URL(request.url);
+  if (!INBOX_PATH.test(pathname)) return null;
+  if (!request.headers.has('signature') && !request.headers.has('signature-input')) return refuse(401, 'Request not signed');
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > MAX_INBOX_BYTES) return refuse(413, 'Activity too large');
+  const text = await request.clone().text();
+  if (text.length > MAX_INBOX_BYTES) return refuse(413, 'Activity too large');
+  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) return refuse(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return refuse(400, 'Invalid JSON');
+  }
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return refuse(400, 'Invalid activity');
+  const keyOrigin = signatureKeyId(request.headers)?.origin ?? null;
+  for (const url of remoteContextUrls(json)) {
+    if (isPreloadedContext(url)) continue;
+    const origin = URL.canParse(url) ? new URL(url).origin : null;
+    if (origin === null || origin === 'null' || origin !== keyOrigin) return refuse(400, `Remote JSON-LD context not accepted: ${url.slice(0, 200)}`);
+  }
+  return null;
+}

@@ -1,0 +1,146 @@
+/**
+ * Fedify's document loaders, all on the one bounded fetcher (src/lib/safe-fetch.ts): actors, keys,
+ * objects, JSON-LD contexts and signed (authorized-fetch) requests are fetched with a 1 MiB cap,
+ * connect and total timeouts, and the private-address check on the address actually connected.
+ *
+ * - The well-known JSON-LD contexts (ActivityStreams, security v1, data integrity, Mastodon's,
+ *   GoToSocial's, Lemmy's…) are served from Fedify's preloaded copies, never fetched.
+ * - Other contexts are fetched through the bounded fetcher and cached for a day; objects for five
+ *   minutes (Fedify's default), both in the instance's KV store.
+ * - A document nested deeper than MAX_JSON_DEPTH is refused before it is parsed.
+ */
+import type { LookupFunction } from 'node:net';
+import { kvCache, signRequest, type KvStore, type KvStoreSetOptions } from '@fedify/fedify';
+import {
+  FetchError,
+  getRemoteDocument,
+  getUserAgent,
+  preloadedContexts,
+  type AuthenticatedDocumentLoaderFactory,
+  type DocumentLoader,
+  type RemoteDocument,
+} from '@fedify/vocab-runtime';
+import { Temporal } from '@js-temporal/polyfill';
+import type { Services } from '../context.ts';
+import { MAX_JSON_BYTES, safeFetch, type SafeFetchOptions } from '../lib/safe-fetch.ts';
+import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
+
+const ACCEPT = 'application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"';
+
+/** Fedify's default KV prefix for fetched documents. */
+const REMOTE_DOCUMENT_PREFIX = ['_fedify', 'remoteDocument'] as const;
+
+export interface LoaderSettings {
+  allowPrivateAddresses: boolean;
+  userAgent: string;
+  /** Read at each fetch, so tests may simulate DNS on a running instance. */
+  lookup: () => LookupFunction | undefined;
+  timeoutMs?: number;
+}
+
+export function loaderSettings(services: Services): LoaderSettings {
+  return {
+    allowPrivateAddresses: services.config.federation.allowPrivateAddresses,
+    userAgent: getUserAgent({ software: `Roost/${services.version}`, url: new URL(services.config.publicUrl) }),
+    lookup: () => services.dnsLookup,
+  };
+}
+
+/** True for the context URLs served from Fedify's preloaded copies. */
+export function isPreloadedContext(url: string): boolean {
+  return Object.hasOwn(preloadedContexts, url);
+}
+
+type Signer = SafeFetchOptions['sign'];
+
+/** A loader on the bounded fetcher; `sign` turns it into an authenticated one. */
+export function boundedDocumentLoader(settings: LoaderSettings, sign?: Signer): DocumentLoader {
+  const load: DocumentLoader = async (url, options): Promise<RemoteDocument> => {
+    if (isPreloadedContext(url)) return { contextUrl: null, document: preloadedContexts[url], documentUrl: url };
+    const res = await safeFetch(new URL(url), {
+      allowPrivateAddresses: settings.allowPrivateAddresses,
+      userAgent: settings.userAgent,
+      headers: { accept: ACCEPT },
+      sign,
+      maxBytes: MAX_JSON_BYTES,
+      timeoutMs: settings.timeoutMs,
+      lookup: settings.lookup(),
+      signal: options?.signal,
+    });
+    if (res.status < 200 || res.status > 599) throw new FetchError(res.url, `HTTP ${res.status}: ${res.url.href}`);
+    const type = res.headers.get('content-type') ?? '';
+    if (!/^\s*text\/html|^\s*application\/xhtml\+xml/i.test(type)) {
+      const text = res.body.toString('utf8');
+      if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) throw new FetchError(res.url, `document nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    // Fedify's own parsing of a response (status, content type, Link contexts, HTML alternates),
+    // on a body that is already complete and capped.
+    return getRemoteDocument(res.url.href, new Response(new Uint8Array(res.body), { status: res.status, headers: res.headers }), load);
+  };
+  return load;
+}
+
+/** Objects (actors, keys, activities), cached five minutes in the KV store as Fedify does. */
+export function documentLoaderFactory(settings: LoaderSettings, kv: KvStore): () => DocumentLoader {
+  return () =>
+    kvCache({ loader: boundedDocumentLoader(settings), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+}
+
+/** JSON-LD contexts: preloaded ones in memory, others fetched under the same bounds and kept a day. */
+export function contextLoaderFactory(settings: LoaderSettings, kv: KvStore): () => DocumentLoader {
+  return () =>
+    kvCache({
+      loader: boundedDocumentLoader(settings),
+      kv,
+      prefix: [...REMOTE_DOCUMENT_PREFIX],
+      kind: 'context',
+      // Every URL matches (kvCache calls `test` on a pattern object).
+      rules: [[{ test: () => true } as never, { hours: 24 }]],
+    });
+}
+
+/**
+ * Signed fetches on behalf of a local actor (servers with authorized fetch): each hop is signed
+ * with draft-cavage HTTP signatures, which every implementation verifies.
+ */
+export function authenticatedDocumentLoaderFactory(settings: LoaderSettings): AuthenticatedDocumentLoaderFactory {
+  return (identity) =>
+    boundedDocumentLoader(settings, async (url, headers) => {
+      const signed = await signRequest(new Request(url, { headers }), identity.privateKey, identity.keyId, {
+        spec: 'draft-cavage-http-signatures-12',
+      });
+      return Object.fromEntries(signed.headers.entries());
+    });
+}
+
+/** How long a key that could not be fetched (or was unusable) is remembered as unavailable. */
+export const UNAVAILABLE_KEY_TTL_MS = 30_000;
+
+/**
+ * The KV store Fedify gets, with its negative key cache shortened. Fedify remembers a key it could
+ * not fetch (and why) for 10 minutes and offers no option for it: a peer whose key fetch failed
+ * once (it was restarting) had every delivery refused for those 10 minutes, and with its retry
+ * schedule waited up to 14.5. Here such entries live UNAVAILABLE_KEY_TTL_MS: long enough to spare
+ * a dead host one fetch per signed request, short enough that the sender's next retry gets in.
+ * Fetched keys and everything else pass through untouched.
+ */
+export function withShortUnavailableKeys(kv: KvStore, ttlMs = UNAVAILABLE_KEY_TTL_MS): KvStore {
+  const isPublicKeyEntry = (key: readonly unknown[]) => key[0] === '_fedify' && key[1] === 'publicKey';
+  const wrapped: KvStore = {
+    get: (key) => kv.get(key),
+    delete: (key) => kv.delete(key),
+    list: (prefix) => kv.list(prefix),
+    set: (key, value, options) => {
+      if (isPublicKeyEntry(key) && (value === null || key[2] === '__fetchError')) {
+        const ttl = Temporal.Duration.from({ milliseconds: ttlMs });
+        const asked = options?.ttl ? Temporal.Duration.from(options.ttl) : null;
+        const chosen = asked && Temporal.Duration.compare(asked, ttl) < 0 ? asked : ttl;
+        // Fedify types ttl as the built-in Temporal; its own values are this polyfill's.
+        return kv.set(key, value, { ...options, ttl: chosen as unknown as NonNullable<KvStoreSetOptions['ttl']> });
+      }
+      return kv.set(key, value, options);
+    },
+  };
+  if (kv.cas) wrapped.cas = (key, expected, next, options) => kv.cas!(key, expected, next, options);
+  return wrapped;
+}
