@@ -209,7 +209,7 @@ describe('a hostile peer against the real inbox', () => {
     const res = await peer.deliver(roost.at('/inbox'), updateOf(peer.actorJson()));
     // Refused whole (by the HTTP layer's 1 MiB body limit, or the inbox guard's own).
     expect(res.status).toBe(413);
-    expect((await res.json()).error).toMatch(/too large/i);
+    expect(((await res.json()) as { error: string }).error).toMatch(/too large/i);
     expect((await stored())!.displayName).toBe('N'.repeat(100));
     peer.actor = { name: 'plain' };
   });
