@@ -12,6 +12,8 @@ import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts'
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
 import { LINK_PROTOCOLS } from '../../src/lib/sanitize.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
+import { persistAccount } from '../../src/federation/convert/from-as.ts';
+import { Endpoints, Person } from '@fedify/vocab';
 import { DEFAULT_TIMEOUT_MS } from '../../src/lib/safe-fetch.ts';
 import { UNAVAILABLE_KEY_TTL_MS } from '../../src/federation/loaders.ts';
 import { AS_CONTEXT, startFakePeer, type FakePeer } from './fake-peer.ts';
@@ -323,5 +325,21 @@ describe('a rebinding name', () => {
     expect(await lookupRemoteAccount(guarded.services, guarded.federation, `http://rebind.test:${port}/users/mallory`)).toBeNull();
     expect(asked.filter((h) => h === 'rebind.test').length).toBeGreaterThanOrEqual(3);
     expect(peer.hits.slice(hitsBefore)).toEqual([]);
+  });
+
+  it('keeps no inbox on a loopback or private address literal (deliveries would POST there)', async () => {
+    const row = await persistAccount(
+      guarded.services,
+      new Person({
+        id: new URL('https://evil.example/users/x'),
+        preferredUsername: 'x',
+        inbox: new URL('http://127.0.0.1:5432/'),
+        endpoints: new Endpoints({ sharedInbox: new URL('http://[::ffff:10.0.0.1]/inbox') }),
+      }),
+    );
+    expect(row.inboxUrl).toBeNull();
+    expect(row.sharedInboxUrl).toBeNull();
+    const ok = await persistAccount(guarded.services, new Person({ id: new URL('https://fine.example/users/y'), preferredUsername: 'y', inbox: new URL('https://fine.example/users/y/inbox') }));
+    expect(ok.inboxUrl).toBe('https://fine.example/users/y/inbox');
   });
 });

@@ -9,7 +9,9 @@ import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { followActorRedirect } from '../../services/moves.ts';
+import { isIP } from 'node:net';
 import { plainText, REMOTE_LIMITS, safeHttpUrl, sanitizeRemoteHtml } from '../../lib/sanitize.ts';
+import { isNonPublicAddress } from '../../lib/safe-fetch.ts';
 
 /** What Mastodon accepts as a remote username (Account's format validation for remote accounts). */
 const REMOTE_USERNAME = /^[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?$/i;
@@ -46,14 +48,23 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
   const icon = await actor.getIcon({ suppressError: true }).catch(() => null);
   const image = await actor.getImage({ suppressError: true }).catch(() => null);
   const link = (u: URL | null | undefined) => (u ? safeHttpUrl(u) : null);
+  // Inboxes are POSTed to by Fedify's delivery, outside the bounded fetcher: an inbox on a
+  // loopback/private address literal or a localhost name is not kept (tests and labs excepted).
+  const inbox = (u: URL | null | undefined) => {
+    const href = link(u);
+    if (!href || services.config.federation.allowPrivateAddresses) return href;
+    const host = new URL(href).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isNonPublicAddress(host))) return null;
+    return href;
+  };
   const data = {
     username,
     domain: actorDomain(actor.id),
     displayName: plainText(actor.name, REMOTE_LIMITS.displayName),
     note: sanitizeRemoteHtml(actor.summary, REMOTE_LIMITS.note),
     url: safeHttpUrl(actor.url instanceof URL ? actor.url : (actor.url as { href?: URL } | null)?.href) ?? uri,
-    inboxUrl: link(actor.inboxId),
-    sharedInboxUrl: link(actor.endpoints?.sharedInbox),
+    inboxUrl: inbox(actor.inboxId),
+    sharedInboxUrl: inbox(actor.endpoints?.sharedInbox),
     outboxUrl: link(actor.outboxId),
     followersUrl: link(actor.followersId),
     followingUrl: link(actor.followingId),
