@@ -28,7 +28,7 @@ export async function lookupRemoteAccount(
   opts: { fresh?: boolean } = {},
 ): Promise<Account | null> {
   const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
-  const target = query.trim().replace(/^@/, '');
+  const target = query.trim().replace(/^acct:/i, '').replace(/^@/, '');
   const handle = /^([^@\s/]+)@([^@\s/]+)$/.exec(target);
   let url: URL | null;
   if (handle) url = await webFingerSelf(services, handle[1]!, handle[2]!);
