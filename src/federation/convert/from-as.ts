@@ -4,12 +4,12 @@
  * Mastodon's strict HTML, names as plain text, url/avatar/header as http(s) URLs or nothing, each
  * cut to a sane length, so what is stored is safe to serve as it is.
  */
+import { isIP } from 'node:net';
 import { isActor, PropertyValue, type Actor, type Object as AsObject } from '@fedify/vocab';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { followActorRedirect } from '../../services/moves.ts';
-import { isIP } from 'node:net';
 import { plainText, REMOTE_LIMITS, safeHttpUrl, sanitizeRemoteHtml } from '../../lib/sanitize.ts';
 import { isNonPublicAddress } from '../../lib/safe-fetch.ts';
 
