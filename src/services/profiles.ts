@@ -30,8 +30,7 @@ export const MAX_PROFILE_FIELDS = 4;
 export const PROFILE_FIELD_LIMIT = 255;
 /** Default post visibilities a user may choose (Mastodon: not `direct`). */
 export const DEFAULT_VISIBILITIES = ['public', 'unlisted', 'private'] as const;
-/** Mastodon shows at most this many pending requests in the credentials (FollowRequest…limit(40).count). */
-export const FOLLOW_REQUESTS_COUNT_CAP = 40;
+export { FOLLOW_REQUESTS_COUNT_CAP } from './reads/credentials.ts';
 
 export interface ProfileUpdate {
   displayName?: string;
@@ -47,31 +46,10 @@ export interface ProfileUpdate {
   header?: Uint8Array;
 }
 
-export interface CredentialData {
-  account: Account;
-  user: User;
-  role: UserRole | null;
-  view: AccountView;
-  followRequestsCount: number;
-}
-
 const chars = (s: string) => [...s].length;
 
-/** Everything the CredentialAccount serializer needs, in one round of queries. */
-export async function loadCredentialAccount(services: Services, accountId: string, userId: string): Promise<CredentialData> {
-  const em = services.db.em();
-  const [account, user] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(UserSchema, { id: userId })]);
-  if (!account || !user) throw notFound();
-  const [role, view, [requests]] = await Promise.all([
-    user.roleId ? em.findOne(UserRoleSchema, { id: user.roleId }) : Promise.resolve(null),
-    accountView(services, [account]),
-    services.db.sql.query<{ n: number }>(
-      `select count(*)::int as n from (select 1 from follows where target_account_id = $1 and state = 'requested' limit ${FOLLOW_REQUESTS_COUNT_CAP}) r`,
-      [accountId],
-    ),
-  ]);
-  return { account, user, role, view, followRequestsCount: requests?.n ?? 0 };
-}
+/** Everything the CredentialAccount serializer needs: a read module (reads/credentials.ts). */
+export { loadCredentialAccount, type CredentialData } from './reads/credentials.ts';
 
 /** The checks of an edit, all at once. Returns the fields as they will be stored (blank pairs dropped, trimmed). */
 function validateProfileUpdate(input: ProfileUpdate): { name: string; value: string }[] | undefined {
@@ -185,27 +163,6 @@ async function visible(services: Services, account: Account | null): Promise<Acc
   if (account.domain !== null) return account;
   const [user] = await services.db.sql.query<{ approved: boolean }>(`select approved from users where account_id = $1`, [account.id]);
   return user && !user.approved ? null : account;
-}
-
-/** GET /api/v1/accounts/:id. */
-export async function findProfile(services: Services, id: string): Promise<Account | null> {
-  if (!isId(id)) return null;
-  return visible(services, await services.db.em().findOne(AccountSchema, { id }));
-}
-
-/** GET /api/v1/accounts?id[]=…: the visible ones among `ids`, in the order asked, each once. */
-export async function findProfiles(services: Services, ids: readonly string[]): Promise<Account[]> {
-  const wanted = [...new Set(ids.filter(isId))];
-  if (wanted.length === 0) return [];
-  const rows = await services.db.sql.query<{ id: string }>(
-    `select a.id::text from accounts a
-      where a.id = any($1::bigint[]) and not exists (select 1 from users u where u.account_id = a.id and not u.approved)`,
-    [wanted],
-  );
-  const found = new Set(rows.map((r) => r.id));
-  const accounts = await services.db.em().find(AccountSchema, { id: { $in: [...found] } });
-  const byId = new Map(accounts.map((a) => [a.id, a]));
-  return wanted.map((id) => byId.get(id)).filter((a): a is Account => a !== undefined);
 }
 
 /** GET /api/v1/accounts/lookup: a known account by `user`, `@user`, `user@domain` (this domain means local). No fetching. */
