@@ -81,3 +81,14 @@ export async function renderAccounts(services: Services, ids: readonly string[],
 export async function renderAccount(services: Services, id: string, opts: PageOptions = {}): Promise<MastodonAccount | null> {
   return (await renderAccounts(services, [id], opts))[0] ?? null;
 }
+
+/** A local account's followers and following counts from its stats row (null: no such account). Fedify's collection counters. */
+export async function localAccountCounters(services: Services, username: string): Promise<{ followers: number; following: number } | null> {
+  const [row] = await services.db.sql.query<{ followers: number; following: number }>(
+    `select coalesce(s.followers_count, 0)::int as followers, coalesce(s.following_count, 0)::int as following
+       from accounts a left join account_stats s on s.account_id = a.id
+      where a.domain is null and a.username ilike $1`,
+    [username.replace(/[\\%_]/g, '\\$&')],
+  );
+  return row ?? null;
+}
