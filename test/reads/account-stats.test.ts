@@ -81,7 +81,7 @@ describe('account_stats', () => {
     expect(await counts(remote, remote.account.id)).toEqual([0, 1]);
     expect(await counts(local, local.account.id)).toEqual([1, 0]);
     const followers = await fetch(roost.at('/users/sl/followers'), { headers: { accept: 'application/activity+json' } });
-    expect((await followers.json()).totalItems).toBe(1);
+    expect(((await followers.json()) as { totalItems: number }).totalItems).toBe(1);
 
     await remote.api(`/api/v1/accounts/${localOnOther!.id}/unfollow`, { method: 'POST' });
     await eventually(async () => (await counts(local, local.account.id))[0] === 0, 20_000, 'the Undo');

@@ -47,7 +47,7 @@ describe('authentication', () => {
 
   it('forgets a revoked token at once', async () => {
     const user = await createTestUser(roost, 'viewer2');
-    const app = await createApplication(roost.services, { name: 'x', redirectUris: ['urn:ietf:wg:oauth:2.0:oob'], scopes: 'read' });
+    const app = await createApplication(roost.services, { name: 'x', redirectUris: ['urn:ietf:wg:oauth:2.0:oob'], scopes: 'read', website: undefined });
     const { token } = await issueAccessToken(roost.services, { applicationId: app.id, userId: user.user.id, scopes: ['read'] });
     expect((await apiRequest(roost, '/api/v1/accounts/verify_credentials', { token })).status).toBe(200);
     expect(await revokeToken(roost.services, token, app.id)).toBe('revoked');
