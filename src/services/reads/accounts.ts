@@ -47,8 +47,8 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
        left join account_stats s on s.account_id = a.id
        left join users u on u.account_id = a.id
        left join user_roles r on r.id = u.role_id and r.highlighted
-      where a.id = any($1::bigint[])
-         or a.id in (select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)`,
+      where a.id = any(array_cat($1::bigint[], array(
+              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`,
     [wanted, opts.visibleOnly ?? false],
   );
   for (const row of rows) {
