@@ -11,6 +11,7 @@
 import { parseAcct } from '../lib/acct.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
+import type { InstanceLimits } from '../../config/index.ts';
 import { AccountSchema, UserRoleSchema, UserSchema, type Account, type User, type UserRole } from '../db/entities/index.ts';
 import { Validation, notFound } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
@@ -19,15 +20,11 @@ import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
 import { enqueue } from '../jobs/queue.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import type { AccountView } from '../serializers/account.ts';
-import { MAX_IMAGE_BYTES, pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
+import { pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
 import { setAccountLocked } from './relationships.ts';
 import { accountView } from './account-views.ts';
 import { enqueueLinkVerification, verifiableUrl } from './link-verification.ts';
 
-export const MAX_DISPLAY_NAME = 30;
-export const MAX_NOTE = 500;
-export const MAX_PROFILE_FIELDS = 4;
-export const PROFILE_FIELD_LIMIT = 255;
 /** Default post visibilities a user may choose (Mastodon: not `direct`). */
 export const DEFAULT_VISIBILITIES = ['public', 'unlisted', 'private'] as const;
 export { FOLLOW_REQUESTS_COUNT_CAP } from './reads/credentials.ts';
@@ -52,7 +49,10 @@ const chars = (s: string) => [...s].length;
 export { loadCredentialAccount, type CredentialData } from './reads/credentials.ts';
 
 /** The checks of an edit, all at once. Returns the fields as they will be stored (blank pairs dropped, trimmed). */
-function validateProfileUpdate(input: ProfileUpdate): { name: string; value: string }[] | undefined {
+function validateProfileUpdate(input: ProfileUpdate, limits: InstanceLimits['accounts']): { name: string; value: string }[] | undefined {
+  const MAX_DISPLAY_NAME = limits.maxDisplayNameLength;
+  const MAX_NOTE = limits.maxNoteLength;
+  const MAX_PROFILE_FIELDS = limits.maxProfileFields;
   const v = new Validation();
   if (input.displayName !== undefined && chars(input.displayName) > MAX_DISPLAY_NAME) {
     v.add('display_name', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_DISPLAY_NAME} characters)`);
@@ -63,8 +63,8 @@ function validateProfileUpdate(input: ProfileUpdate): { name: string; value: str
     .filter((f) => f.name !== '' || f.value !== '');
   if (fields) {
     if (fields.length > MAX_PROFILE_FIELDS) v.add('fields', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_PROFILE_FIELDS} fields)`);
-    if (fields.some((f) => chars(f.name) > PROFILE_FIELD_LIMIT || chars(f.value) > PROFILE_FIELD_LIMIT)) {
-      v.add('fields', 'ERR_TOO_LONG', `names and values are limited to ${PROFILE_FIELD_LIMIT} characters`);
+    if (fields.some((f) => chars(f.name) > limits.profileFieldNameLimit || chars(f.value) > limits.profileFieldValueLimit)) {
+      v.add('fields', 'ERR_TOO_LONG', `names and values are limited to ${limits.profileFieldNameLimit} characters`);
     }
     if (fields.some((f) => f.name === '' && f.value !== '')) v.add('fields', 'ERR_FIELDS_WITH_VALUES_MISSING_LABELS', 'contains values with missing labels');
   }
@@ -76,7 +76,7 @@ function validateProfileUpdate(input: ProfileUpdate): { name: string; value: str
   if (language && !isSupportedLanguage(language)) v.add('source.language', 'ERR_INCLUSION', 'is not included in the list');
   for (const [key, data] of [['avatar', input.avatar], ['header', input.header]] as const) {
     if (!data) continue;
-    if (data.length > MAX_IMAGE_BYTES) v.add(key, 'ERR_LESS_THAN', 'must be less than 16 MB');
+    if (data.length > limits.profileImageSizeLimit) v.add(key, 'ERR_LESS_THAN', `must be less than ${Math.round(limits.profileImageSizeLimit / 1024 / 1024)} MB`);
     else if (!sniffImage(data)) v.add(key, 'ERR_INVALID', 'must be a PNG, JPEG, GIF or WebP image');
   }
   v.throwIfInvalid();
@@ -90,7 +90,7 @@ async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlF
 }
 
 export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
-  const fields = validateProfileUpdate(input);
+  const fields = validateProfileUpdate(input, services.config.limits.accounts);
 
   // Locking and unlocking go through the account actor (and an unlock through every pending follow).
   if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked);

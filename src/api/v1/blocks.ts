@@ -8,7 +8,7 @@ import { json, paramString } from '../../http/index.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
-import { renderAccounts } from '../../services/reads/accounts.ts';
+import { renderAccounts } from '../render.ts';
 import { viewerAccountListPage, viewerDomainBlocksPage, viewerMutesPage } from '../../services/reads/lists.ts';
 import { blockDomain, unblockDomain } from '../../services/relationships.ts';
 import { RoostError } from '../../lib/errors.ts';

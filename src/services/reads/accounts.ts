@@ -6,11 +6,12 @@
  *       accounts: ONE query whatever the page size; relations and viewer flags likewise)
  *     → pure serializer (serializers/account.ts).
  *
- * `renderAccounts(services, ids)` is the one helper that renders "accounts by ids, in order".
+ * The one helper that renders "accounts by ids, in order" is api/render.ts renderAccounts (read
+ * module + serializer; services never serialize).
  */
 import type { Services } from '../../context.ts';
 import type { Account } from '../../db/entities/index.ts';
-import { serializeAccount, type AccountView, type MastodonAccount } from '../../serializers/account.ts';
+import type { AccountView } from '../../serializers/account.ts';
 import { accountColumns, accountFromRow } from './account-rows.ts';
 import { isId } from './page.ts';
 
@@ -64,22 +65,6 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
     view.roles.set(account.id, row.role_id ? [{ id: row.role_id as string, name: (row.role_name as string) ?? '', color: (row.role_color as string) ?? '' }] : []);
   }
   return { accounts, view };
-}
-
-/** Accounts by id, in the order given (unknown ids left out, repeats kept), rendered with one view for the page. */
-export async function renderAccounts(services: Services, ids: readonly string[], opts: PageOptions = {}): Promise<MastodonAccount[]> {
-  const { accounts, view } = await loadAccountPage(services, ids, opts);
-  const out: MastodonAccount[] = [];
-  for (const id of ids) {
-    const a = accounts.get(id);
-    if (a) out.push(serializeAccount(a, view));
-  }
-  return out;
-}
-
-/** One account rendered, or null when unknown. */
-export async function renderAccount(services: Services, id: string, opts: PageOptions = {}): Promise<MastodonAccount | null> {
-  return (await renderAccounts(services, [id], opts))[0] ?? null;
 }
 
 /** A local account's followers and following counts from its stats row (null: no such account). Fedify's collection counters. */

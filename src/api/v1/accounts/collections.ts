@@ -8,7 +8,7 @@ import { json } from '../../../http/index.ts';
 import type { Services } from '../../../context.ts';
 import { optionalViewer } from '../../auth.ts';
 import { accountShown, collectionOwner, followCollectionPage } from '../../../services/reads/lists.ts';
-import { renderAccounts } from '../../../services/reads/accounts.ts';
+import { renderAccounts } from '../../render.ts';
 import { RoostError } from '../../../lib/errors.ts';
 import { linkHeader, pageParams } from '../../pagination.ts';
 
