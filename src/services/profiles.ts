@@ -12,17 +12,15 @@ import { parseAcct } from '../lib/acct.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import type { InstanceLimits } from '../../config/index.ts';
-import { AccountSchema, UserRoleSchema, UserSchema, type Account, type User, type UserRole } from '../db/entities/index.ts';
-import { Validation, notFound } from '../lib/errors.ts';
+import { AccountSchema, UserSchema, type Account } from '../db/entities/index.ts';
+import { Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { countedLength } from '../lib/text-format.ts';
 import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
 import { enqueue } from '../jobs/queue.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import type { AccountView } from '../serializers/account.ts';
 import { pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
 import { setAccountLocked } from './relationships.ts';
-import { accountView } from './account-views.ts';
 import { enqueueLinkVerification, verifiableUrl } from './link-verification.ts';
 
 /** Default post visibilities a user may choose (Mastodon: not `direct`). */

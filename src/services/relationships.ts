@@ -4,7 +4,6 @@ import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.
 import { RoostError, notFound } from '../lib/errors.ts';
 import { accountMachine, accountSnapshot, type AccountSnapshot, type AccountEvent } from '../../actors/account/account.machine.ts';
 import { step } from '../../actors/runtime/step.ts';
-import type { RelationshipFacts } from '../serializers/relationship.ts';
 import { stepFollow, targetUnlocked } from './follows.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { EFFECT_JOB, enqueueEffect, type DomainEvent } from '../effects/events.ts';

@@ -1,20 +1,25 @@
 /**
  * Account (and user, token) rows read with plain SQL, mapped to the entity shapes the serializers
  * take, without the ORM's per-row cost (identity map, change-set snapshots). For hot reads only:
- * a row read here is never flushed; writes load their entity through the EntityManager.
+ * a row read here is never flushed, and its actor snapshot is not loaded; writes load their
+ * entity through the EntityManager.
  */
 import type { Account, OAuthAccessToken, User } from '../../db/entities/index.ts';
 import type { AccountsTable, OAuthAccessTokensTable, UsersTable } from '../../db/schema.ts';
 
-/** The accounts columns, aliased with `prefix` (ids as text, the drivers differ on bigint). */
+/**
+ * The accounts columns, aliased with `prefix` (ids as text, the drivers differ on bigint). The
+ * actor snapshot (`machine`) and the public key are left out (read as null): rendering and
+ * authentication never need them, and the snapshot is the widest column.
+ */
 export function accountColumns(alias: string, prefix = ''): string {
   const c = (col: string, cast = '') => `${alias}.${col}${cast} as ${prefix}${col}`;
   return [
     c('id', '::text'), c('username'), c('domain'), c('display_name'), c('note'), c('uri'), c('url'), c('inbox_url'),
     c('shared_inbox_url'), c('outbox_url'), c('followers_url'), c('following_url'), c('featured_url'), c('actor_type'),
     c('locked'), c('discoverable'), c('indexable'), c('hide_collections'), c('avatar_url'), c('header_url'), c('fields'),
-    c('public_key_pem'), c('moved_to_account_id', '::text'), c('also_known_as'), c('silenced_at'), c('suspended_at'),
-    c('machine'), c('machine_version'), c('fetched_at'), c('created_at'), c('updated_at'),
+    c('moved_to_account_id', '::text'), c('also_known_as'), c('silenced_at'), c('suspended_at'),
+    c('machine_version'), c('fetched_at'), c('created_at'), c('updated_at'),
   ].join(', ');
 }
 
@@ -64,7 +69,7 @@ export function accountFromRow(row: Row, prefix = ''): Account {
     avatarUrl: r('avatar_url') as string | null,
     headerUrl: r('header_url') as string | null,
     fields: json(r('fields'), [] as Account['fields']),
-    publicKeyPem: r('public_key_pem') as string | null,
+    publicKeyPem: (r('public_key_pem') as string | undefined) ?? null,
     movedToAccountId: r('moved_to_account_id') as string | null,
     alsoKnownAs: json(r('also_known_as'), [] as string[]),
     silencedAt: date(r('silenced_at')),
