@@ -22,6 +22,10 @@ export interface Viewer {
   account: Account | null;
 }
 
+/**
+ * Wall time (Date.now), not the instance's Clock: the cache's age is a property of this process,
+ * and a lab's controllable clock standing still must not keep a stale viewer forever.
+ */
 export const VIEWER_CACHE_TTL_MS = 5_000;
 const VIEWER_CACHE_MAX = 10_000;
 
