@@ -42,7 +42,109 @@ export interface RoostConfig {
   };
   federation: { mode: FederationMode; allowPrivateAddresses: boolean };
   logLevel: LogLevel;
+  /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
+  limits: InstanceLimits;
 }
+
+// --- limits -------------------------------------------------------------------------------------
+
+/**
+ * The limits Roost enforces and advertises, in one place: validation (profiles, and statuses,
+ * polls and media when they come) and the instance API (serializers/instance.ts) both read
+ * `config.limits`, so what the API says is what the server does. The values are Mastodon 4.3's.
+ */
+export interface InstanceLimits {
+  accounts: {
+    maxFeaturedTags: number;
+    maxPinnedStatuses: number;
+    /** Characters. */
+    maxDisplayNameLength: number;
+    /** Characters as Mastodon counts them (a URL counts 23). */
+    maxNoteLength: number;
+    maxProfileFields: number;
+    profileFieldNameLimit: number;
+    profileFieldValueLimit: number;
+    /** Bytes of an avatar or header upload (Roost-internal; not in the instance API). */
+    profileImageSizeLimit: number;
+  };
+  statuses: {
+    maxCharacters: number;
+    maxMediaAttachments: number;
+    charactersReservedPerUrl: number;
+  };
+  mediaAttachments: {
+    supportedMimeTypes: readonly string[];
+    descriptionLimit: number;
+    /** Bytes. */
+    imageSizeLimit: number;
+    /** Width × height, pixels. */
+    imageMatrixLimit: number;
+    /** Bytes. */
+    videoSizeLimit: number;
+    videoFrameRateLimit: number;
+    /** Width × height, pixels. */
+    videoMatrixLimit: number;
+  };
+  polls: {
+    maxOptions: number;
+    maxCharactersPerOption: number;
+    /** Seconds. */
+    minExpiration: number;
+    /** Seconds. */
+    maxExpiration: number;
+  };
+}
+
+/** The upload types Mastodon 4.3 accepts, in its order. */
+export const MASTODON_SUPPORTED_MIME_TYPES: readonly string[] = Object.freeze([
+  'image/jpeg', 'image/png', 'image/gif', 'image/heic', 'image/heif', 'image/webp', 'image/avif',
+  'video/webm', 'video/mp4', 'video/quicktime', 'video/ogg',
+  'audio/wave', 'audio/wav', 'audio/x-wav', 'audio/x-pn-wave', 'audio/vnd.wave', 'audio/ogg', 'audio/vorbis', 'audio/mpeg',
+  'audio/mp3', 'audio/webm', 'audio/flac', 'audio/aac', 'audio/m4a', 'audio/x-m4a', 'audio/mp4', 'audio/3gpp',
+  'video/x-ms-asf',
+]);
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Mastodon 4.3's limits: every instance's `config.limits`. */
+export const MASTODON_LIMITS: InstanceLimits = deepFreeze({
+  accounts: {
+    maxFeaturedTags: 10,
+    maxPinnedStatuses: 5,
+    maxDisplayNameLength: 30,
+    maxNoteLength: 500,
+    maxProfileFields: 4,
+    profileFieldNameLimit: 255,
+    profileFieldValueLimit: 255,
+    profileImageSizeLimit: 16 * 1024 * 1024, // 16 MiB
+  },
+  statuses: {
+    maxCharacters: 500,
+    maxMediaAttachments: 4,
+    charactersReservedPerUrl: 23,
+  },
+  mediaAttachments: {
+    supportedMimeTypes: MASTODON_SUPPORTED_MIME_TYPES,
+    descriptionLimit: 1500,
+    imageSizeLimit: 16 * 1024 * 1024, // 16 MiB
+    imageMatrixLimit: 33_177_600, // 7680 × 4320
+    videoSizeLimit: 99 * 1024 * 1024, // 99 MiB
+    videoFrameRateLimit: 120,
+    videoMatrixLimit: 8_294_400, // 3840 × 2160
+  },
+  polls: {
+    maxOptions: 4,
+    maxCharactersPerOption: 50,
+    minExpiration: 300, // 5 minutes
+    maxExpiration: 2_629_746, // one average Gregorian month
+  },
+});
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -315,6 +417,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): RoostConfig {
   }
   const config = out as unknown as RoostConfig;
   config.dataDir = path.resolve(cwd, config.dataDir);
+  config.limits = MASTODON_LIMITS;
   return config;
 }
 

@@ -6,12 +6,9 @@
 import type { RequestContext } from '../http/index.ts';
 import { paramInt, paramString } from '../http/index.ts';
 
-export interface PageParams {
-  maxId: string | null;
-  sinceId: string | null;
-  minId: string | null;
-  limit: number;
-}
+export type { PageParams } from '../services/reads/page.ts';
+export { pageSql } from '../services/reads/page.ts';
+import type { PageParams } from '../services/reads/page.ts';
 
 const ID = /^\d{1,20}$/;
 
@@ -25,21 +22,6 @@ export function pageParams(ctx: RequestContext, defaultLimit = 40, maxLimit = 80
     sinceId: id(ctx.query.since_id),
     minId: id(ctx.query.min_id),
     limit: paramInt(ctx.query.limit, defaultLimit, { min: 1, max: maxLimit }),
-  };
-}
-
-/** SQL for a page over `column` (a bigint id): the where clause, the order and the limit. */
-export function pageSql(column: string, p: PageParams, firstParam: number): { where: string; order: string; params: unknown[] } {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (p.maxId) where.push(`${column} < $${firstParam + params.push(p.maxId) - 1}`);
-  if (p.sinceId) where.push(`${column} > $${firstParam + params.push(p.sinceId) - 1}`);
-  if (p.minId) where.push(`${column} > $${firstParam + params.push(p.minId) - 1}`);
-  return {
-    where: where.length ? ` and ${where.join(' and ')}` : '',
-    // min_id pages walk forward from the cursor; the results are still returned newest first.
-    order: p.minId ? `${column} asc` : `${column} desc`,
-    params,
   };
 }
 

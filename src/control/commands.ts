@@ -10,6 +10,7 @@ import { AccountSchema, UserRoleSchema, UserSchema } from '../db/entities/index.
 import type { RoostFederation } from '../federation/index.ts';
 import { accountResolver } from '../federation/lookup.ts';
 import { migrateLocalAccount, setAccountAliases } from '../services/moves.ts';
+import { forgetViewer } from '../services/reads/viewer.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -96,6 +97,7 @@ async function modifyAccount(services: Services, args: CommandArgs): Promise<Rec
   if (changes.length === 0) throw new RoostError(422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable or --enable');
   user.updatedAt = services.clock.now();
   await em.flush();
+  forgetViewer(services); // the authentication cache must not outlive a disable or an approval here
   return { username: account.username, changes };
 }
 

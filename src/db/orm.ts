@@ -12,7 +12,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS } from './migrations/index.ts';
-import { sqlFromEm, type Sql } from './sql.ts';
+import { kyselyOf, sqlFromEm, type Sql } from './sql.ts';
+import type { RoostKysely } from './schema.ts';
 
 export interface Database {
   orm: MikroORM;
@@ -21,6 +22,8 @@ export interface Database {
   em(): EntityManager;
   /** Plain SQL outside any transaction. */
   sql: Sql;
+  /** Typed queries (db/schema.ts) outside any transaction: the read side's hot paths. */
+  kysely: RoostKysely;
   /** The embedded database, when there is one (for dumps and tests). */
   pglite?: PGlite;
   migrate(): Promise<string[]>;
@@ -88,6 +91,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     kind: pglite ? 'pglite' : 'postgres',
     em: () => orm.em.fork(),
     sql: sqlFromEm(orm.em.fork()),
+    kysely: kyselyOf(orm.em),
     pglite,
     async migrate() {
       const done = await orm.migrator.up();

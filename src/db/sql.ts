@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { EntityManager } from '@mikro-orm/core';
+import type { DB } from './schema.ts';
 
 /**
  * Plain parameterised SQL ($1, $2 … placeholders, sent to the server as real parameters) for the
@@ -12,7 +13,7 @@ export interface Sql {
   transaction<R>(fn: (tx: Sql) => Promise<R>): Promise<R>;
 }
 
-type Executor = Kysely<any> | Transaction<any>;
+type Executor = Kysely<DB> | Transaction<DB>;
 
 /** Sql over a Kysely instance (or a transaction of one, which nested transactions join). */
 export function sqlFromKysely(exec: Executor, inTransaction = false): Sql {
@@ -23,7 +24,7 @@ export function sqlFromKysely(exec: Executor, inTransaction = false): Sql {
     },
     async transaction<R>(fn: (tx: Sql) => Promise<R>) {
       if (inTransaction) return fn(sql);
-      return (exec as Kysely<any>).transaction().execute((trx) => fn(sqlFromKysely(trx, true)));
+      return (exec as Kysely<DB>).transaction().execute((trx) => fn(sqlFromKysely(trx, true)));
     },
   };
   return sql;
@@ -31,8 +32,12 @@ export function sqlFromKysely(exec: Executor, inTransaction = false): Sql {
 
 /** Sql bound to an entity manager: joins the em's open transaction when there is one. */
 export function sqlFromEm(em: EntityManager): Sql {
-  const trx = em.getTransactionContext<Transaction<any>>();
+  const trx = em.getTransactionContext<Transaction<DB>>();
   if (trx) return sqlFromKysely(trx, true);
-  const client = (em.getConnection() as unknown as { getClient(): Kysely<any> }).getClient();
-  return sqlFromKysely(client, false);
+  return sqlFromKysely(kyselyOf(em), false);
+}
+
+/** The Kysely instance under an entity manager's connection, typed with Roost's tables (db/schema.ts). */
+export function kyselyOf(em: EntityManager): Kysely<DB> {
+  return (em.getConnection() as unknown as { getClient(): Kysely<DB> }).getClient();
 }

@@ -7,7 +7,8 @@ import type { webcrypto } from 'node:crypto';
 import { createFederation, importJwk, type Federation, type KvStore, type MessageQueue } from '@fedify/fedify';
 import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
-import { AccountKeySchema, FollowSchema } from '../db/entities/index.ts';
+import { AccountKeySchema } from '../db/entities/index.ts';
+import { localAccountCounters } from '../services/reads/accounts.ts';
 import { findLocalAccount } from '../services/accounts.ts';
 import { localActor } from './convert/to-as.ts';
 import { movedToUri } from '../services/moves.ts';
@@ -114,21 +115,13 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       if ('request' in ctx) return { items: [] };
       return { items: await remoteFollowerRecipients(services, account.id) };
     })
-    .setCounter(async (_ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
-      if (!account) return null;
-      return services.db.em().count(FollowSchema, { targetAccountId: account.id, state: 'accepted' });
-    });
+    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.followers ?? null);
   federation
     .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       return account ? { items: [] } : null;
     })
-    .setCounter(async (_ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
-      if (!account) return null;
-      return services.db.em().count(FollowSchema, { accountId: account.id, state: 'accepted' });
-    });
+    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.following ?? null);
   federation.setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
     const account = await findLocalAccount(services.db.em(), identifier);
     return account ? { items: [] } : null;

@@ -19,160 +19,35 @@
 import { createHash } from 'node:crypto';
 import { LANGUAGES, type Language } from '../lib/languages.ts';
 import { renderMarkdown } from '../lib/markdown.ts';
+import {
+  DEFAULT_PRIVACY_POLICY_MARKDOWN,
+  DEFAULT_PRIVACY_POLICY_UPDATED_AT,
+  MASTODON_API_VERSION,
+  instanceVersionString,
+  registrationsEnabled,
+  type InstanceLimits,
+  type RegistrationsMode,
+  type TimelinesAccess,
+} from '../lib/instance-policy.ts';
+import type {
+  InstanceIcon,
+  MastodonDomainBlock,
+  MastodonExtendedDescription,
+  MastodonInstanceActivityWeek,
+  MastodonInstancePollsConfiguration,
+  MastodonInstanceStatusesConfiguration,
+  MastodonInstanceV1,
+  MastodonInstanceV2,
+  MastodonPrivacyPolicy,
+  MastodonRule,
+  MastodonTermsOfService,
+} from './instance-wire.ts';
 
-// --- versions -----------------------------------------------------------------------------------
+// The wire types (instance-wire.ts) and the policy (lib/instance-policy.ts) are part of this module's API.
+export * from './instance-wire.ts';
+export * from '../lib/instance-policy.ts';
 
-/** The Mastodon release whose REST API Roost is compatible with. */
-export const MASTODON_COMPATIBLE_VERSION = '4.3.0';
-/** `api_versions.mastodon` of that release (4.3.0 introduced the field at 2). */
-export const MASTODON_API_VERSION = 2;
-
-/** The `version` string: "4.3.0 (compatible; Roost 0.1.0)". */
-export function instanceVersionString(softwareVersion: string): string {
-  return `${MASTODON_COMPATIBLE_VERSION} (compatible; Roost ${softwareVersion})`;
-}
-
-// --- limits -------------------------------------------------------------------------------------
-
-export interface InstanceLimits {
-  accounts: {
-    maxFeaturedTags: number;
-    maxPinnedStatuses: number;
-    maxDisplayNameLength: number;
-    maxNoteLength: number;
-    maxProfileFields: number;
-    profileFieldNameLimit: number;
-    profileFieldValueLimit: number;
-  };
-  statuses: {
-    maxCharacters: number;
-    maxMediaAttachments: number;
-    charactersReservedPerUrl: number;
-  };
-  mediaAttachments: {
-    supportedMimeTypes: readonly string[];
-    descriptionLimit: number;
-    /** Bytes. */
-    imageSizeLimit: number;
-    /** Width × height, pixels. */
-    imageMatrixLimit: number;
-    /** Bytes. */
-    videoSizeLimit: number;
-    videoFrameRateLimit: number;
-    /** Width × height, pixels. */
-    videoMatrixLimit: number;
-  };
-  polls: {
-    maxOptions: number;
-    maxCharactersPerOption: number;
-    /** Seconds. */
-    minExpiration: number;
-    /** Seconds. */
-    maxExpiration: number;
-  };
-}
-
-/** The upload types Mastodon 4.3 accepts, in its order. */
-export const DEFAULT_SUPPORTED_MIME_TYPES: readonly string[] = Object.freeze([
-  'image/jpeg',
-  'image/png',
-  'image/gif',
-  'image/heic',
-  'image/heif',
-  'image/webp',
-  'image/avif',
-  'video/webm',
-  'video/mp4',
-  'video/quicktime',
-  'video/ogg',
-  'audio/wave',
-  'audio/wav',
-  'audio/x-wav',
-  'audio/x-pn-wave',
-  'audio/vnd.wave',
-  'audio/ogg',
-  'audio/vorbis',
-  'audio/mpeg',
-  'audio/mp3',
-  'audio/webm',
-  'audio/flac',
-  'audio/aac',
-  'audio/m4a',
-  'audio/x-m4a',
-  'audio/mp4',
-  'audio/3gpp',
-  'video/x-ms-asf',
-]);
-
-/**
- * Mastodon's limits, the single source of Roost's defaults. The services that enforce a limit
- * (status length, poll options, uploads, pins, featured tags, profile fields) read it from here
- * (or from config that starts from here) so what the API advertises is what it enforces.
- */
-export const DEFAULT_LIMITS: InstanceLimits = deepFreeze({
-  accounts: {
-    maxFeaturedTags: 10,
-    maxPinnedStatuses: 5,
-    maxDisplayNameLength: 30,
-    maxNoteLength: 500,
-    maxProfileFields: 4,
-    profileFieldNameLimit: 255,
-    profileFieldValueLimit: 255,
-  },
-  statuses: {
-    maxCharacters: 500,
-    maxMediaAttachments: 4,
-    charactersReservedPerUrl: 23,
-  },
-  mediaAttachments: {
-    supportedMimeTypes: DEFAULT_SUPPORTED_MIME_TYPES,
-    descriptionLimit: 1500,
-    imageSizeLimit: 16 * 1024 * 1024, // 16 MiB
-    imageMatrixLimit: 33_177_600, // 7680 × 4320
-    videoSizeLimit: 99 * 1024 * 1024, // 99 MiB
-    videoFrameRateLimit: 120,
-    videoMatrixLimit: 8_294_400, // 3840 × 2160
-  },
-  polls: {
-    maxOptions: 4,
-    maxCharactersPerOption: 50,
-    minExpiration: 300, // 5 minutes
-    maxExpiration: 2_629_746, // one average Gregorian month
-  },
-});
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-// --- the view -----------------------------------------------------------------------------------
-
-/** `open`: anyone can sign up; `approval`: sign-ups wait for a moderator; `closed`: none. */
-export type RegistrationsMode = 'open' | 'approval' | 'closed';
-
-/** Whether sign-ups are possible at all (also NodeInfo's `openRegistrations`, as Mastodon does). */
-export function registrationsEnabled(mode: RegistrationsMode): boolean {
-  return mode !== 'closed';
-}
-
-export type FeedAccess = 'public' | 'authenticated' | 'disabled';
-
-/** Who may read which feeds (Mastodon 4.5 `configuration.timelines_access`). */
-export interface TimelinesAccess {
-  liveFeeds: { local: FeedAccess; remote: FeedAccess };
-  hashtagFeeds: { local: 'public' | 'authenticated'; remote: FeedAccess };
-  trendingLinkFeeds: { local: 'public' | 'authenticated'; remote: FeedAccess };
-}
-
-export const DEFAULT_TIMELINES_ACCESS: TimelinesAccess = deepFreeze({
-  liveFeeds: { local: 'public', remote: 'public' },
-  hashtagFeeds: { local: 'public', remote: 'public' },
-  trendingLinkFeeds: { local: 'public', remote: 'public' },
-});
+// --- the view: what the serializers take ---------------------------------------------------------
 
 export interface InstanceRule {
   /** Serialized as a string; the database id as text. */
@@ -182,12 +57,6 @@ export interface InstanceRule {
   hint: string;
   /** Locale → translated text and hint. */
   translations?: Readonly<Record<string, { text: string; hint: string }>>;
-}
-
-export interface InstanceIcon {
-  src: string;
-  /** "WIDTHxHEIGHT", e.g. "192x192". */
-  size: string;
 }
 
 /**
@@ -251,158 +120,6 @@ export interface InstanceView<A extends object = object> {
     /** Users active in the past four weeks. */
     activeMonth: number;
   };
-}
-
-// --- wire types ---------------------------------------------------------------------------------
-
-export interface MastodonRule {
-  id: string;
-  text: string;
-  hint: string;
-  translations: Record<string, { text: string; hint: string }>;
-}
-
-export interface MastodonInstanceStatusesConfiguration {
-  max_characters: number;
-  max_media_attachments: number;
-  characters_reserved_per_url: number;
-}
-
-export interface MastodonInstancePollsConfiguration {
-  max_options: number;
-  max_characters_per_option: number;
-  min_expiration: number;
-  max_expiration: number;
-}
-
-export interface MastodonInstanceV2<A extends object = object> {
-  domain: string;
-  title: string;
-  version: string;
-  source_url: string;
-  description: string;
-  usage: { users: { active_month: number } };
-  thumbnail: {
-    url: string;
-    blurhash: string;
-    versions: { '@1x': string; '@2x': string };
-    description: string;
-  };
-  icon: InstanceIcon[];
-  languages: string[];
-  configuration: {
-    urls: {
-      streaming: string;
-      status: string | null;
-      about: string;
-      privacy_policy: string | null;
-      terms_of_service: string | null;
-    };
-    vapid: { public_key: string };
-    accounts: {
-      max_display_name_length: number;
-      max_note_length: number;
-      max_featured_tags: number;
-      max_pinned_statuses: number;
-      max_profile_fields: number;
-      profile_field_name_limit: number;
-      profile_field_value_limit: number;
-    };
-    statuses: MastodonInstanceStatusesConfiguration;
-    media_attachments: {
-      description_limit: number;
-      image_matrix_limit: number;
-      image_size_limit: number;
-      supported_mime_types: string[];
-      video_frame_rate_limit: number;
-      video_matrix_limit: number;
-      video_size_limit: number;
-    };
-    polls: MastodonInstancePollsConfiguration;
-    translation: { enabled: boolean };
-    timelines_access: {
-      live_feeds: { local: FeedAccess; remote: FeedAccess };
-      hashtag_feeds: { local: 'public' | 'authenticated'; remote: FeedAccess };
-      trending_link_feeds: { local: 'public' | 'authenticated'; remote: FeedAccess };
-    };
-    limited_federation: boolean;
-  };
-  registrations: {
-    enabled: boolean;
-    approval_required: boolean;
-    reason_required: boolean;
-    message: string | null;
-    min_age: number | null;
-    url: string | null;
-  };
-  api_versions: { mastodon: number };
-  /** Annual-report campaign; Roost has none. */
-  wrapstodon: null;
-  contact: { email: string; account: A | null };
-  rules: MastodonRule[];
-}
-
-export interface MastodonInstanceV1<A extends object = object> {
-  uri: string;
-  title: string;
-  short_description: string;
-  description: string;
-  email: string;
-  version: string;
-  /** `status` (the operator's status page) is a Roost addition next to Mastodon's streaming_api. */
-  urls: { streaming_api: string; status: string | null };
-  stats: { user_count: number; status_count: number; domain_count: number };
-  thumbnail: string | null;
-  languages: string[];
-  registrations: boolean;
-  approval_required: boolean;
-  invites_enabled: boolean;
-  configuration: {
-    accounts: { max_featured_tags: number };
-    statuses: MastodonInstanceStatusesConfiguration;
-    media_attachments: {
-      supported_mime_types: string[];
-      image_size_limit: number;
-      image_matrix_limit: number;
-      video_size_limit: number;
-      video_frame_rate_limit: number;
-      video_matrix_limit: number;
-    };
-    polls: MastodonInstancePollsConfiguration;
-  };
-  contact_account: A | null;
-  rules: MastodonRule[];
-}
-
-export interface MastodonExtendedDescription {
-  updated_at: string | null;
-  content: string;
-}
-
-export interface MastodonPrivacyPolicy {
-  updated_at: string;
-  content: string;
-}
-
-export interface MastodonTermsOfService {
-  effective_date: string;
-  effective: boolean;
-  content: string;
-  succeeded_by: string | null;
-}
-
-export interface MastodonInstanceActivityWeek {
-  week: string;
-  statuses: string;
-  logins: string;
-  registrations: string;
-}
-
-export interface MastodonDomainBlock {
-  domain: string;
-  digest: string;
-  severity: 'silence' | 'suspend';
-  comment?: string;
 }
 
 // --- GET /api/v2/instance -----------------------------------------------------------------------
@@ -582,48 +299,6 @@ export function serializeExtendedDescription(
 
 // --- GET /api/v1/instance/privacy_policy --------------------------------------------------------
 
-/** When Roost's default privacy policy text last changed. */
-export const DEFAULT_PRIVACY_POLICY_UPDATED_AT = new Date('2026-11-22T00:00:00.000Z');
-
-/**
- * The policy served until an operator writes their own: a plain description of what a Roost
- * server stores and sends. `%{domain}` is replaced with the server's domain.
- */
-export const DEFAULT_PRIVACY_POLICY_MARKDOWN = `# Privacy policy
-
-This policy describes what %{domain} ("this server") stores about you and where that data goes.
-It is the default text shipped with Roost; the people who run this server can replace it.
-
-## What this server stores
-
-- **Your account**: your username, e-mail address and a hash of your password; your profile
-  (display name, bio, avatar, header, profile fields) and your settings.
-- **What you post**: your posts, their media and polls, with the visibility you choose. Direct and
-  followers-only posts are stored on this server too, and its operators can technically read
-  them: do not share anything over it that you would not want a server administrator to see.
-- **Your connections**: who you follow and who follows you, your blocks, mutes, lists, filters,
-  bookmarks and favourites.
-- **Sign-in data**: the applications you authorised, and, for security, the IP address and
-  browser or app that signed in.
-
-## Where your data goes
-
-This server is part of a federated network. Public posts, and posts addressed to people on other
-servers, are delivered to those servers, as is your public profile. Those servers keep their own
-copies under their own policies. When you delete a post or your account, this server asks them to
-delete their copies too, but it cannot force them to.
-
-## How long it is kept
-
-Your data stays until you delete it or your account. Sign-in records are kept only as long as they
-are needed to keep your account secure.
-
-## Your choices
-
-You can edit or delete your posts and profile at any time, and delete your account. Contact the
-operators of %{domain} for a copy of your data or any other question about this policy.
-`;
-
 export function serializePrivacyPolicy(view: Pick<InstanceView, 'privacyPolicy' | 'domain'>): MastodonPrivacyPolicy {
   const custom = view.privacyPolicy.markdown;
   const useCustom = custom !== null && custom.trim() !== '';
@@ -664,21 +339,6 @@ export interface InstanceActivityWeek {
   statuses: number;
   logins: number;
   registrations: number;
-}
-
-/** Weeks the activity endpoint reports (about three months). */
-export const INSTANCE_ACTIVITY_WEEKS = 12;
-
-/**
- * The starts of the last `weeks` weeks, newest first: Monday 00:00 UTC of the week containing
- * `now`, then seven days back each time. UNIX seconds.
- */
-export function instanceActivityWeekStarts(now: Date, weeks: number = INSTANCE_ACTIVITY_WEEKS): number[] {
-  const day = 86_400;
-  const todayStart = Math.floor(now.getTime() / 1000 / day) * day;
-  const daysSinceMonday = (now.getUTCDay() + 6) % 7;
-  const monday = todayStart - daysSinceMonday * day;
-  return Array.from({ length: weeks }, (_, i) => monday - i * 7 * day);
 }
 
 /** Mastodon casts every number in this endpoint to a string. */

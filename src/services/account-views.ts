@@ -1,54 +1,13 @@
 /**
- * What the account serializer needs beyond the rows, loaded once for a whole page of accounts in
- * one query: follower/following/status counts, the last status date and the highlighted role
- * (each a correlated sub-select over an index, per id of the page); plus, only when some account
- * of the page moved, the moved-to rows (their counts come in the same batch).
+ * What the account serializer needs beyond the rows, for accounts already loaded: counters from
+ * the stats row, the highlighted role, and the moved-to accounts — one query for the whole page
+ * (see reads/accounts.ts, which loads the rows in the same statement when it has only ids).
  */
 import type { Services } from '../context.ts';
-import { AccountSchema, type Account } from '../db/entities/index.ts';
+import type { Account } from '../db/entities/index.ts';
 import type { AccountView } from '../serializers/account.ts';
-
-interface ViewRow {
-  id: string;
-  followers: number;
-  following: number;
-  statuses: number;
-  last_status_at: Date | string | null;
-  role_id: string | null;
-  role_name: string | null;
-  role_color: string | null;
-}
+import { loadAccountPage } from './reads/accounts.ts';
 
 export async function accountView(services: Services, accounts: readonly Account[]): Promise<AccountView> {
-  const view: Required<AccountView> = { baseUrl: services.config.publicUrl, counts: new Map(), roles: new Map(), accounts: new Map() };
-  if (accounts.length === 0) return view;
-  // Moved-to accounts are shown nested (one level), with their own counts: in the same batch.
-  const movedIds = [...new Set(accounts.map((a) => a.movedToAccountId).filter((id): id is string => !!id))];
-  const ids = [...new Set([...accounts.map((a) => a.id), ...movedIds])];
-  const [rows, moved] = await Promise.all([
-    services.db.sql.query<ViewRow>(
-      `select a.id::text as id,
-              (select count(*) from follows f where f.target_account_id = a.id and f.state = 'accepted')::int as followers,
-              (select count(*) from follows f where f.account_id = a.id and f.state = 'accepted')::int as following,
-              (select count(*) from statuses s where s.account_id = a.id and s.deleted_at is null)::int as statuses,
-              (select max(s.created_at) from statuses s where s.account_id = a.id and s.deleted_at is null) as last_status_at,
-              r.id::text as role_id, r.name as role_name, r.color as role_color
-         from unnest($1::bigint[]) as a(id)
-         left join users u on u.account_id = a.id
-         left join user_roles r on r.id = u.role_id and r.highlighted`,
-      [ids],
-    ),
-    movedIds.length > 0 ? services.db.em().find(AccountSchema, { id: { $in: movedIds } }) : Promise.resolve([]),
-  ]);
-  for (const r of rows) {
-    view.counts.set(r.id, {
-      followers: r.followers,
-      following: r.following,
-      statuses: r.statuses,
-      lastStatusAt: r.last_status_at ? new Date(r.last_status_at) : null,
-    });
-    view.roles.set(r.id, r.role_id ? [{ id: r.role_id, name: r.role_name ?? '', color: r.role_color ?? '' }] : []);
-  }
-  for (const m of moved) view.accounts.set(m.id, m);
-  return view;
+  return (await loadAccountPage(services, accounts.map((a) => a.id))).view;
 }

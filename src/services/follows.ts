@@ -14,6 +14,7 @@ import { AccountSchema, FollowSchema, type Account, type Follow } from '../db/en
 import { sqlFromEm } from '../db/sql.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { enqueueEffect, type DomainEvent } from '../effects/events.ts';
+import { applyFollowStateToStats } from './account-stats.ts';
 
 export type FollowOptions = FollowOptionsPatch;
 
@@ -115,6 +116,7 @@ export async function stepFollow(
       row.updatedAt = now;
     }
     await tx.flush();
+    await applyFollowStateToStats(sql, row, persisted ? followState(persisted) : null, state);
     for (const e of r.emitted) {
       const effect = effectFor(e.type, row.id, follower, target);
       if (effect) await enqueueEffect(sql, effect, services.clock);

@@ -80,16 +80,24 @@ export async function instancePeers(services: Services): Promise<string[]> {
 // --- the instance view: configuration + database → what the serializers render -----------------
 
 import { AccountSchema } from '../db/entities/index.ts';
-import { DEFAULT_LIMITS, DEFAULT_TIMELINES_ACCESS, instanceActivityWeekStarts, type InstanceView } from '../serializers/instance.ts';
+import { DEFAULT_TIMELINES_ACCESS, instanceActivityWeekStarts } from '../lib/instance-policy.ts';
+import type { InstanceView } from '../serializers/instance.ts';
 import { defaultThumbnail } from '../lib/default-thumbnail.ts';
-import { serializeAccount, type MastodonAccount } from '../serializers/account.ts';
+import type { Account } from '../db/entities/index.ts';
+import type { AccountView } from '../serializers/account.ts';
 import { accountView } from './account-views.ts';
 
 /** Where the default server thumbnail is served (src/api/well-known.ts). */
 export const THUMBNAIL_PATH = '/thumbnail.png';
 export const THUMBNAIL_2X_PATH = '/thumbnail@2x.png';
 
-async function contactAccount(services: Services): Promise<MastodonAccount | null> {
+/** The contact account with the view that renders it (the API layer serializes it, once per view). */
+export interface ContactAccount {
+  account: Account;
+  view: AccountView;
+}
+
+async function contactAccount(services: Services): Promise<ContactAccount | null> {
   const em = services.db.em();
   const { contactUsername } = services.config.instance;
   let account = contactUsername
@@ -102,7 +110,7 @@ async function contactAccount(services: Services): Promise<MastodonAccount | nul
     );
     if (owner) account = await em.findOne(AccountSchema, { id: owner.account_id });
   }
-  return account ? serializeAccount(account, await accountView(services, [account])) : null;
+  return account ? { account, view: await accountView(services, [account]) } : null;
 }
 
 /**
@@ -111,9 +119,9 @@ async function contactAccount(services: Services): Promise<MastodonAccount | nul
  * Mastodon's cached instance presenter's do). A pending build is shared by concurrent callers.
  */
 export const INSTANCE_VIEW_TTL_MS = 10_000;
-const viewCache = new WeakMap<Services, { at: number; view: Promise<InstanceView<MastodonAccount>> }>();
+const viewCache = new WeakMap<Services, { at: number; view: Promise<InstanceView<ContactAccount>> }>();
 
-export function instanceView(services: Services): Promise<InstanceView<MastodonAccount>> {
+export function instanceView(services: Services): Promise<InstanceView<ContactAccount>> {
   const now = services.clock.now().getTime();
   const hit = viewCache.get(services);
   if (hit && now - hit.at < INSTANCE_VIEW_TTL_MS && now >= hit.at) return hit.view;
@@ -123,7 +131,7 @@ export function instanceView(services: Services): Promise<InstanceView<MastodonA
   return view;
 }
 
-export async function buildInstanceView(services: Services): Promise<InstanceView<MastodonAccount>> {
+export async function buildInstanceView(services: Services): Promise<InstanceView<ContactAccount>> {
   const { config } = services;
   const base = config.publicUrl;
   const [stats, contact] = await Promise.all([instanceStats(services), contactAccount(services)]);
@@ -159,7 +167,7 @@ export async function buildInstanceView(services: Services): Promise<InstanceVie
     translationEnabled: false,
     limitedFederation: config.federation.mode === 'allowlist',
     timelinesAccess: DEFAULT_TIMELINES_ACCESS,
-    limits: DEFAULT_LIMITS,
+    limits: config.limits,
     thumbnail: {
       url: `${base}${THUMBNAIL_PATH}`,
       url2x: `${base}${THUMBNAIL_2X_PATH}`,

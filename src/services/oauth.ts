@@ -18,6 +18,7 @@ import { RoostError } from '../lib/errors.ts';
 import { verifyPassword } from '../lib/password.ts';
 import { parseScopes, scopesWithin, unknownScopes } from '../lib/scopes.ts';
 import { hashSecret, issueAccessToken, randomToken } from './tokens.ts';
+import { forgetViewer } from './reads/viewer.ts';
 
 export const OOB_REDIRECT_URI = 'urn:ietf:wg:oauth:2.0:oob';
 export const AUTHORIZATION_CODE_TTL_MS = 10 * 60_000;
@@ -287,4 +288,5 @@ async function revokeTokenOfGrant(services: Services, grantId: string): Promise<
       where revoked_at is null and id = (select access_token_id from oauth_access_grants where id = $2)`,
     [services.clock.now(), grantId],
   );
+  forgetViewer(services);
 }

@@ -11,27 +11,21 @@
 import { parseAcct } from '../lib/acct.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
-import { AccountSchema, UserRoleSchema, UserSchema, type Account, type User, type UserRole } from '../db/entities/index.ts';
-import { Validation, notFound } from '../lib/errors.ts';
+import type { InstanceLimits } from '../../config/index.ts';
+import { AccountSchema, UserSchema, type Account } from '../db/entities/index.ts';
+import { Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { countedLength } from '../lib/text-format.ts';
 import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
 import { enqueue } from '../jobs/queue.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import type { AccountView } from '../serializers/account.ts';
-import { MAX_IMAGE_BYTES, pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
+import { pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
 import { setAccountLocked } from './relationships.ts';
-import { accountView } from './account-views.ts';
 import { enqueueLinkVerification, verifiableUrl } from './link-verification.ts';
 
-export const MAX_DISPLAY_NAME = 30;
-export const MAX_NOTE = 500;
-export const MAX_PROFILE_FIELDS = 4;
-export const PROFILE_FIELD_LIMIT = 255;
 /** Default post visibilities a user may choose (Mastodon: not `direct`). */
 export const DEFAULT_VISIBILITIES = ['public', 'unlisted', 'private'] as const;
-/** Mastodon shows at most this many pending requests in the credentials (FollowRequest…limit(40).count). */
-export const FOLLOW_REQUESTS_COUNT_CAP = 40;
+export { FOLLOW_REQUESTS_COUNT_CAP } from './reads/credentials.ts';
 
 export interface ProfileUpdate {
   displayName?: string;
@@ -47,34 +41,16 @@ export interface ProfileUpdate {
   header?: Uint8Array;
 }
 
-export interface CredentialData {
-  account: Account;
-  user: User;
-  role: UserRole | null;
-  view: AccountView;
-  followRequestsCount: number;
-}
-
 const chars = (s: string) => [...s].length;
 
-/** Everything the CredentialAccount serializer needs, in one round of queries. */
-export async function loadCredentialAccount(services: Services, accountId: string, userId: string): Promise<CredentialData> {
-  const em = services.db.em();
-  const [account, user] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(UserSchema, { id: userId })]);
-  if (!account || !user) throw notFound();
-  const [role, view, [requests]] = await Promise.all([
-    user.roleId ? em.findOne(UserRoleSchema, { id: user.roleId }) : Promise.resolve(null),
-    accountView(services, [account]),
-    services.db.sql.query<{ n: number }>(
-      `select count(*)::int as n from (select 1 from follows where target_account_id = $1 and state = 'requested' limit ${FOLLOW_REQUESTS_COUNT_CAP}) r`,
-      [accountId],
-    ),
-  ]);
-  return { account, user, role, view, followRequestsCount: requests?.n ?? 0 };
-}
+/** Everything the CredentialAccount serializer needs: a read module (reads/credentials.ts). */
+export { loadCredentialAccount, type CredentialData } from './reads/credentials.ts';
 
 /** The checks of an edit, all at once. Returns the fields as they will be stored (blank pairs dropped, trimmed). */
-function validateProfileUpdate(input: ProfileUpdate): { name: string; value: string }[] | undefined {
+function validateProfileUpdate(input: ProfileUpdate, limits: InstanceLimits['accounts']): { name: string; value: string }[] | undefined {
+  const MAX_DISPLAY_NAME = limits.maxDisplayNameLength;
+  const MAX_NOTE = limits.maxNoteLength;
+  const MAX_PROFILE_FIELDS = limits.maxProfileFields;
   const v = new Validation();
   if (input.displayName !== undefined && chars(input.displayName) > MAX_DISPLAY_NAME) {
     v.add('display_name', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_DISPLAY_NAME} characters)`);
@@ -85,8 +61,8 @@ function validateProfileUpdate(input: ProfileUpdate): { name: string; value: str
     .filter((f) => f.name !== '' || f.value !== '');
   if (fields) {
     if (fields.length > MAX_PROFILE_FIELDS) v.add('fields', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_PROFILE_FIELDS} fields)`);
-    if (fields.some((f) => chars(f.name) > PROFILE_FIELD_LIMIT || chars(f.value) > PROFILE_FIELD_LIMIT)) {
-      v.add('fields', 'ERR_TOO_LONG', `names and values are limited to ${PROFILE_FIELD_LIMIT} characters`);
+    if (fields.some((f) => chars(f.name) > limits.profileFieldNameLimit || chars(f.value) > limits.profileFieldValueLimit)) {
+      v.add('fields', 'ERR_TOO_LONG', `names and values are limited to ${limits.profileFieldNameLimit} characters`);
     }
     if (fields.some((f) => f.name === '' && f.value !== '')) v.add('fields', 'ERR_FIELDS_WITH_VALUES_MISSING_LABELS', 'contains values with missing labels');
   }
@@ -98,7 +74,7 @@ function validateProfileUpdate(input: ProfileUpdate): { name: string; value: str
   if (language && !isSupportedLanguage(language)) v.add('source.language', 'ERR_INCLUSION', 'is not included in the list');
   for (const [key, data] of [['avatar', input.avatar], ['header', input.header]] as const) {
     if (!data) continue;
-    if (data.length > MAX_IMAGE_BYTES) v.add(key, 'ERR_LESS_THAN', 'must be less than 16 MB');
+    if (data.length > limits.profileImageSizeLimit) v.add(key, 'ERR_LESS_THAN', `must be less than ${Math.round(limits.profileImageSizeLimit / 1024 / 1024)} MB`);
     else if (!sniffImage(data)) v.add(key, 'ERR_INVALID', 'must be a PNG, JPEG, GIF or WebP image');
   }
   v.throwIfInvalid();
@@ -112,7 +88,7 @@ async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlF
 }
 
 export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
-  const fields = validateProfileUpdate(input);
+  const fields = validateProfileUpdate(input, services.config.limits.accounts);
 
   // Locking and unlocking go through the account actor (and an unlock through every pending follow).
   if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked);
@@ -185,27 +161,6 @@ async function visible(services: Services, account: Account | null): Promise<Acc
   if (account.domain !== null) return account;
   const [user] = await services.db.sql.query<{ approved: boolean }>(`select approved from users where account_id = $1`, [account.id]);
   return user && !user.approved ? null : account;
-}
-
-/** GET /api/v1/accounts/:id. */
-export async function findProfile(services: Services, id: string): Promise<Account | null> {
-  if (!isId(id)) return null;
-  return visible(services, await services.db.em().findOne(AccountSchema, { id }));
-}
-
-/** GET /api/v1/accounts?id[]=…: the visible ones among `ids`, in the order asked, each once. */
-export async function findProfiles(services: Services, ids: readonly string[]): Promise<Account[]> {
-  const wanted = [...new Set(ids.filter(isId))];
-  if (wanted.length === 0) return [];
-  const rows = await services.db.sql.query<{ id: string }>(
-    `select a.id::text from accounts a
-      where a.id = any($1::bigint[]) and not exists (select 1 from users u where u.account_id = a.id and not u.approved)`,
-    [wanted],
-  );
-  const found = new Set(rows.map((r) => r.id));
-  const accounts = await services.db.em().find(AccountSchema, { id: { $in: [...found] } });
-  const byId = new Map(accounts.map((a) => [a.id, a]));
-  return wanted.map((id) => byId.get(id)).filter((a): a is Account => a !== undefined);
 }
 
 /** GET /api/v1/accounts/lookup: a known account by `user`, `@user`, `user@domain` (this domain means local). No fetching. */

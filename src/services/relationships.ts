@@ -4,7 +4,6 @@ import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.
 import { RoostError, notFound } from '../lib/errors.ts';
 import { accountMachine, accountSnapshot, type AccountSnapshot, type AccountEvent } from '../../actors/account/account.machine.ts';
 import { step } from '../../actors/runtime/step.ts';
-import type { RelationshipFacts } from '../serializers/relationship.ts';
 import { stepFollow, targetUnlocked } from './follows.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { EFFECT_JOB, enqueueEffect, type DomainEvent } from '../effects/events.ts';
@@ -111,51 +110,8 @@ export async function setAccountSilenced(services: Services, accountId: string, 
   });
 }
 
-/** The Relationship facts of `ids` as `viewerId` sees them, in four queries for the whole page. */
-export async function relationshipFacts(services: Services, viewerId: string, ids: string[]): Promise<Map<string, RelationshipFacts>> {
-  const em = services.db.em();
-  const now = services.clock.now();
-  const [outgoing, incoming, blocks, mutes, accounts, notes, pins, domainBlocks] = await Promise.all([
-    em.find(FollowSchema, { accountId: viewerId, targetAccountId: { $in: ids } }),
-    em.find(FollowSchema, { targetAccountId: viewerId, accountId: { $in: ids } }),
-    services.db.sql.query<{ account_id: string; target_account_id: string }>(
-      `select account_id::text, target_account_id::text from blocks
-        where (account_id = $1 and target_account_id = any($2::bigint[])) or (target_account_id = $1 and account_id = any($2::bigint[]))`,
-      [viewerId, ids],
-    ),
-    services.db.sql.query<{ target_account_id: string; hide_notifications: boolean }>(
-      `select target_account_id::text, hide_notifications from mutes
-        where account_id = $1 and target_account_id = any($2::bigint[]) and (expires_at is null or expires_at > $3)`,
-      [viewerId, ids, now],
-    ),
-    em.find(AccountSchema, { id: { $in: ids } }),
-    services.db.sql.query<{ target_account_id: string; comment: string }>(
-      `select target_account_id::text, comment from account_notes where account_id = $1 and target_account_id = any($2::bigint[])`,
-      [viewerId, ids],
-    ),
-    services.db.sql.query<{ target_account_id: string }>(
-      `select target_account_id::text from account_pins where account_id = $1 and target_account_id = any($2::bigint[])`,
-      [viewerId, ids],
-    ),
-    services.db.sql.query<{ domain: string }>(`select domain from account_domain_blocks where account_id = $1`, [viewerId]),
-  ]);
-  const out = new Map<string, RelationshipFacts>();
-  for (const a of accounts) {
-    const o = outgoing.find((f) => f.targetAccountId === a.id);
-    const mute = mutes.find((m) => m.target_account_id === a.id);
-    out.set(a.id, {
-      outgoing: o ? { state: o.state, showReblogs: o.showReblogs, notify: o.notify, languages: o.languages ?? null } : null,
-      incomingState: incoming.find((f) => f.accountId === a.id)?.state ?? null,
-      blocking: blocks.some((b) => b.account_id === viewerId && b.target_account_id === a.id),
-      blockedBy: blocks.some((b) => b.account_id === a.id && b.target_account_id === viewerId),
-      mute: mute ? { hideNotifications: mute.hide_notifications } : null,
-      domainBlocking: a.domain !== null && domainBlocks.some((d) => d.domain === a.domain!.toLowerCase()),
-      endorsed: pins.some((p) => p.target_account_id === a.id),
-      note: notes.find((n) => n.target_account_id === a.id)?.comment ?? '',
-    });
-  }
-  return out;
-}
+/** The Relationship facts of a page: a read module (reads/relationships.ts), re-exported for callers here. */
+export { relationshipFacts } from './reads/relationships.ts';
 
 /**
  * `accountId` blocks `targetId`: the block row, and both follow actors (either direction) get

@@ -4,16 +4,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Services } from '../context.ts';
-import {
-  AccountSchema,
-  OAuthAccessTokenSchema,
-  UserSchema,
-  type Account,
-  type OAuthAccessToken,
-  type User,
-} from '../db/entities/index.ts';
-import { parseScopes } from '../lib/scopes.ts';
-import { recordUserActivity } from './accounts.ts';
+import { OAuthAccessTokenSchema, type OAuthAccessToken } from '../db/entities/index.ts';
+import { forgetViewer } from './reads/viewer.ts';
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
@@ -41,36 +33,8 @@ export async function issueAccessToken(
   return { token, row };
 }
 
-export interface Viewer {
-  token: OAuthAccessToken;
-  scopes: string[];
-  /** Null for client-credentials tokens (an app acting for nobody). */
-  user: User | null;
-  account: Account | null;
-}
-
-/** The viewer a bearer token stands for, or null when it is unknown, revoked or expired. */
-export async function viewerForToken(services: Services, token: string): Promise<Viewer | null> {
-  const em = services.db.em();
-  const row = await em.findOne(OAuthAccessTokenSchema, { tokenHash: hashSecret(token) });
-  const now = services.clock.now();
-  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
-  let user: User | null = null;
-  let account: Account | null = null;
-  if (row.userId) {
-    user = await em.findOne(UserSchema, { id: row.userId });
-    if (!user || user.disabled) return null;
-    account = await em.findOne(AccountSchema, { id: user.accountId });
-    if (!account || account.suspendedAt) return null;
-    // Activity counts once a day per user (NodeInfo active users, instance activity logins).
-    if (!row.lastUsedAt || row.lastUsedAt.toISOString().slice(0, 10) !== now.toISOString().slice(0, 10)) {
-      row.lastUsedAt = now;
-      await em.flush();
-      await recordUserActivity(services, user.id);
-    }
-  }
-  return { token: row, scopes: parseScopes(row.scopes), user, account };
-}
+/** Authentication is a read: one statement, briefly cached (reads/viewer.ts). */
+export { viewerForToken, type Viewer } from './reads/viewer.ts';
 
 /** Revokes a token for the app that owns it: 'revoked' (also when already revoked), 'unknown', or 'other-application'. */
 export async function revokeToken(
@@ -86,5 +50,6 @@ export async function revokeToken(
     row.revokedAt = services.clock.now();
     await em.flush();
   }
+  forgetViewer(services, row.tokenHash);
   return 'revoked';
 }

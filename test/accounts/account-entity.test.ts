@@ -9,6 +9,7 @@ import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { AccountSchema, type Account } from '../../src/db/entities/index.ts';
 import { accountView } from '../../src/services/account-views.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
+import { applyFollowStateToStats, applyStatusToStats } from '../../src/services/account-stats.ts';
 
 let roost: TestRoost;
 let today: string;
@@ -41,6 +42,8 @@ async function insertStatus(accountId: string, createdAt: string, deleted = fals
     `insert into statuses (id, account_id, uri, local, created_at, updated_at, deleted_at) values ($1, $2, $3, true, $4, $4, $5)`,
     [id, accountId, `${roost.url}/statuses/${id}`, createdAt, deleted ? createdAt : null],
   );
+  // Raw rows bypass the services: keep the account's stats row as the statuses service will.
+  if (!deleted) await applyStatusToStats(roost.services.db.sql, accountId, 1, new Date(createdAt));
 }
 
 const missing = () => ({
@@ -141,6 +144,7 @@ describe('GET /api/v1/accounts/:id', () => {
       `insert into follows (id, account_id, target_account_id, state, created_at, updated_at) values ($1, $2, $3, 'accepted', now(), now())`,
       [roost.services.ids.next(), follower.account.id, beta.id],
     );
+    await applyFollowStateToStats(roost.services.db.sql, { accountId: follower.account.id, targetAccountId: beta.id }, null, 'accepted');
     const res = await apiRequest(roost, `/api/v1/accounts/${alpha.id}`);
     expect(res.body.moved).toMatchObject({ id: beta.id, acct: 'beta@remote.example', followers_count: 1 });
     expect('moved' in res.body.moved).toBe(false);

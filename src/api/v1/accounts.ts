@@ -10,8 +10,10 @@ import { optionalViewer, requireToken, requireUser, type UserViewer } from '../a
 import { anyScopeSatisfied } from '../../lib/scopes.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { registerAccount } from '../../services/registrations.ts';
-import { findProfile, findProfiles, loadCredentialAccount, lookupProfile, searchProfiles, updateProfile } from '../../services/profiles.ts';
+import { lookupProfile, searchProfiles, updateProfile } from '../../services/profiles.ts';
 import { accountView } from '../../services/account-views.ts';
+import { loadCredentialAccount } from '../../services/reads/credentials.ts';
+import { renderAccount, renderAccounts } from '../render.ts';
 import { serializeAccount } from '../../serializers/account.ts';
 import { serializeCredentialAccount } from '../../serializers/credential-account.ts';
 import { lookupRemoteAccount } from '../../federation/lookup.ts';
@@ -25,7 +27,7 @@ const MAX_ACCOUNTS_PER_REQUEST = 40;
 
 /** The signed-in user's CredentialAccount (also what api/v1/profile.ts answers). */
 export async function credentialAccountJson(services: Services, viewer: UserViewer) {
-  const d = await loadCredentialAccount(services, viewer.account.id, viewer.user.id);
+  const d = await loadCredentialAccount(services, viewer.account.id);
   return serializeCredentialAccount(d.account, d.user, d.role, d.view, d.followRequestsCount);
 }
 
@@ -73,9 +75,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
     await authorizeIfGotToken(services, ctx, READ_ACCOUNTS);
     const ids = paramStrings(ctx.query.id);
     if (ids.length > MAX_ACCOUNTS_PER_REQUEST) throw new RoostError(422, `Too many accounts requested (maximum is ${MAX_ACCOUNTS_PER_REQUEST})`);
-    const accounts = await findProfiles(services, ids);
-    const view = await accountView(services, accounts);
-    return json(accounts.map((a) => serializeAccount(a, view)));
+    return json(await renderAccounts(services, [...new Set(ids)], { visibleOnly: true }));
   });
 
   router.get('/api/v1/accounts/verify_credentials', async (ctx) => {
@@ -136,6 +136,8 @@ export function accountRoutes(router: Router, services: Services, federation?: R
 
   router.get('/api/v1/accounts/:id', async (ctx) => {
     await authorizeIfGotToken(services, ctx, READ_ACCOUNTS);
-    return accountJson(services, await findProfile(services, ctx.params.id));
+    const account = await renderAccount(services, ctx.params.id, { visibleOnly: true });
+    if (!account) throw new RoostError(404, 'Record not found');
+    return json(account);
   });
 }

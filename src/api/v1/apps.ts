@@ -4,7 +4,7 @@ import { json, paramString, paramStrings } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { createApplication } from '../../services/oauth.ts';
 import { requireToken } from '../auth.ts';
-import { OAuthApplicationSchema } from '../../db/entities/index.ts';
+import { applicationById } from '../../services/reads/apps.ts';
 import { serializeApplication, serializeCredentialApplication } from '../../serializers/application.ts';
 
 export function appsRoutes(router: Router, services: Services): void {
@@ -23,9 +23,7 @@ export function appsRoutes(router: Router, services: Services): void {
 
   router.get('/api/v1/apps/verify_credentials', async (ctx) => {
     const viewer = await requireToken(services, ctx, []);
-    const app = viewer.token.applicationId
-      ? await services.db.em().findOne(OAuthApplicationSchema, { id: viewer.token.applicationId })
-      : null;
+    const app = await applicationById(services, viewer.token.applicationId ?? null);
     if (!app) return json({ error: 'The access token is invalid' }, { status: 401 });
     return json(serializeApplication(app, services.secrets.vapidPublicKey));
   });

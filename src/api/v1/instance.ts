@@ -2,7 +2,8 @@
 import type { Router } from '../../http/index.ts';
 import { json, jsonText } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
-import { instanceView, instanceActivity, instancePeers } from '../../services/instance.ts';
+import { instanceView as instanceRows, instanceActivity, instancePeers, type ContactAccount } from '../../services/instance.ts';
+import { serializeAccount, type MastodonAccount } from '../../serializers/account.ts';
 import {
   serializeInstanceV1,
   serializeExtendedDescription,
@@ -11,7 +12,25 @@ import {
   serializeInstanceActivity,
   serializeInstancePeers,
   serializeInstanceLanguages,
+  type InstanceView,
 } from '../../serializers/instance.ts';
+
+const presented = new WeakMap<InstanceView<ContactAccount>, InstanceView<MastodonAccount>>();
+
+/**
+ * The cached instance view with its contact account serialized: once per view (the service
+ * rebuilds the view at most every INSTANCE_VIEW_TTL_MS), so renderedOnce below still renders once.
+ */
+export async function instanceView(services: Services): Promise<InstanceView<MastodonAccount>> {
+  const rows = await instanceRows(services);
+  let view = presented.get(rows);
+  if (!view) {
+    const contact = rows.contact.account;
+    view = { ...rows, contact: { ...rows.contact, account: contact ? serializeAccount(contact.account, contact.view) : null } };
+    presented.set(rows, view);
+  }
+  return view;
+}
 
 /**
  * The rendered JSON of a cached instance view, made once per view (the view is rebuilt at most

@@ -7,40 +7,27 @@ import type { Router } from '../../http/index.ts';
 import { json, paramInt, paramStrings } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
-import { AccountSchema } from '../../db/entities/index.ts';
+import { loadAccountPage } from '../../services/reads/accounts.ts';
+import { renderAccounts } from '../render.ts';
+import { familiarFollowers } from '../../services/reads/lists.ts';
 import { serializeAccount } from '../../serializers/account.ts';
-import { accountView } from '../../services/account-views.ts';
 import { dismissSuggestion, suggestAccounts } from '../../services/suggestions.ts';
 
 export function suggestionRoutes(router: Router, services: Services): void {
   router.get('/api/v1/accounts/familiar_followers', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
     const ids = paramStrings(ctx.query.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
-    const rows = await services.db.sql.query<{ target: string; follower: string }>(
-      `select theirs.target_account_id::text as target, theirs.account_id::text as follower
-         from follows theirs
-         join follows mine on mine.target_account_id = theirs.account_id and mine.account_id = $1 and mine.state = 'accepted'
-        where theirs.state = 'accepted' and theirs.target_account_id = any($2::bigint[]) and theirs.account_id <> $1
-        order by theirs.id desc`,
-      [viewer.account.id, ids],
-    );
-    const accounts = await services.db.em().find(AccountSchema, { id: { $in: rows.map((r) => r.follower) } });
-    const view = await accountView(services, accounts);
-    const byId = new Map(accounts.map((a) => [a.id, a]));
-    return json(
-      ids.map((id) => ({
-        id,
-        accounts: rows.filter((r) => r.target === id).map((r) => byId.get(r.follower)).filter((a) => a !== undefined).map((a) => serializeAccount(a, view)),
-      })),
-    );
+    const familiar = await familiarFollowers(services, viewer.account.id, ids);
+    const rendered = new Map((await renderAccounts(services, [...new Set([...familiar.values()].flat())])).map((a) => [a.id, a]));
+    return json(ids.map((id) => ({ id, accounts: (familiar.get(id) ?? []).map((f) => rendered.get(f)).filter((a) => a !== undefined) })));
   });
 
   const list = async (viewerId: string, limit: number) => {
     const suggestions = await suggestAccounts(services, viewerId, limit);
-    const accounts = await services.db.em().find(AccountSchema, { id: { $in: suggestions.map((s) => s.id) } });
-    const view = await accountView(services, accounts);
-    const byId = new Map(accounts.map((a) => [a.id, a]));
-    return suggestions.filter((s) => byId.has(s.id)).map((s) => ({ source: s.source, sources: [s.reason], account: serializeAccount(byId.get(s.id)!, view) }));
+    const { accounts, view } = await loadAccountPage(services, suggestions.map((s) => s.id));
+    return suggestions
+      .filter((s) => accounts.has(s.id))
+      .map((s) => ({ source: s.source, sources: [s.reason], account: serializeAccount(accounts.get(s.id)!, view) }));
   };
   router.get('/api/v2/suggestions', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:accounts']);

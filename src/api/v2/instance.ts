@@ -1,9 +1,8 @@
 /** GET /api/v2/instance. Unauthenticated. */
 import type { Router } from '../../http/index.ts';
 import { jsonText } from '../../http/index.ts';
-import { renderedOnce } from '../v1/instance.ts';
+import { instanceView, renderedOnce } from '../v1/instance.ts';
 import type { Services } from '../../context.ts';
-import { instanceView } from '../../services/instance.ts';
 import { serializeInstanceV2 } from '../../serializers/instance.ts';
 
 const renderV2 = renderedOnce(serializeInstanceV2);

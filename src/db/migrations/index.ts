@@ -7,6 +7,7 @@ import { Migration20261122040000_relationships } from './Migration20261122040000
 import { Migration20261122045000_suggestions_moves } from './Migration20261122045000_suggestions_moves.ts';
 import { Migration20261122050000_notes_pins_domain_blocks } from './Migration20261122050000_notes_pins_domain_blocks.ts';
 import { Migration20261123010000_sanitize_remote_accounts } from './Migration20261123010000_sanitize_remote_accounts.ts';
+import { Migration20261123060000_account_stats } from './Migration20261123060000_account_stats.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   Migration20261122045000_suggestions_moves,
   Migration20261122050000_notes_pins_domain_blocks,
   Migration20261123010000_sanitize_remote_accounts,
+  Migration20261123060000_account_stats,
 ];

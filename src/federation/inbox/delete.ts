@@ -2,6 +2,8 @@ import type { InboxContext } from '@fedify/fedify';
 import type { Delete } from '@fedify/vocab';
 import type { Services } from '../../context.ts';
 import { AccountSchema } from '../../db/entities/index.ts';
+import { sqlFromEm } from '../../db/sql.ts';
+import { forgetAccountInStats } from '../../services/account-stats.ts';
 
 /**
  * Delete(Person): the remote actor is gone. Its account row goes, and with it (by foreign keys)
@@ -10,5 +12,10 @@ import { AccountSchema } from '../../db/entities/index.ts';
 export async function onDelete(services: Services, _ctx: InboxContext<void>, del: Delete): Promise<void> {
   const actorId = del.actorId?.href;
   if (!actorId || del.objectId?.href !== actorId) return; // deletes of other objects: later issues
-  await services.db.em().nativeDelete(AccountSchema, { uri: actorId, domain: { $ne: null } });
+  await services.db.em().transactional(async (tx) => {
+    const account = await tx.findOne(AccountSchema, { uri: actorId, domain: { $ne: null } });
+    if (!account) return;
+    await forgetAccountInStats(sqlFromEm(tx), account.id);
+    await tx.nativeDelete(AccountSchema, { id: account.id });
+  });
 }

@@ -18,6 +18,10 @@ export interface WrkOptions {
   threads: number;
   /** CPU list for taskset (e.g. '0'), or null to run unpinned. */
   cpus: string | null;
+  /** Request headers, as `Name: value`. */
+  headers?: string[];
+  /** A wrk Lua script (e.g. one that varies the path per request). */
+  script?: string;
 }
 
 export function hasWrk(): boolean {
@@ -68,7 +72,10 @@ export function parseWrk(out: string): WrkResult {
 }
 
 export function runWrk(opts: WrkOptions): Promise<WrkResult> {
-  const args = [`-t${opts.threads}`, `-c${opts.connections}`, `-d${opts.durationSec}s`, '--latency', opts.url];
+  const args = [`-t${opts.threads}`, `-c${opts.connections}`, `-d${opts.durationSec}s`, '--latency'];
+  for (const h of opts.headers ?? []) args.push('-H', h);
+  if (opts.script) args.push('-s', opts.script);
+  args.push(opts.url);
   const [cmd, argv] = opts.cpus !== null ? ['taskset', ['-c', opts.cpus, 'wrk', ...args]] : ['wrk', args];
   return new Promise((resolve, reject) => {
     execFile(cmd, argv, { timeout: (opts.durationSec + 30) * 1000 }, (err, stdout, stderr) => {

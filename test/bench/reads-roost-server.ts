@@ -1,0 +1,22 @@
+// Roost, the whole of it, for `npm run bench -- reads`: startRoost on the PostgreSQL database the
+// bench prepared (argv: port, database URL). The access log is on (info, as in production),
+// written as Roost writes it (batched) to /dev/null. Prints `LISTENING <port>`.
+
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../config/index.ts';
+import { startRoost } from '../../src/main.ts';
+import { batchedDestination } from '../../src/log.ts';
+
+export const BENCH_DOMAIN = 'roost.example';
+
+const port = Number(process.argv[2] ?? 0);
+const databaseUrl = process.argv[3];
+if (!databaseUrl) throw new Error('usage: reads-roost-server.ts <port> <database-url>');
+const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-reads-'));
+process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+const config = loadConfig({ env: {}, overrides: { domain: BENCH_DOMAIN, port, dataDir, databaseUrl } });
+const roost = await startRoost(config, { logLevel: 'info', logDestination: batchedDestination(openSync('/dev/null', 'w')), controlSocket: false });
+process.stdout.write(`LISTENING ${roost.port}\n`);
+process.on('SIGTERM', () => void roost.close().then(() => process.exit(0)));
