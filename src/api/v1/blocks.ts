@@ -7,7 +7,7 @@ import type { RequestContext, Router } from '../../http/index.ts';
 import { json, paramString } from '../../http/index.ts';
 import { linkHeader, pageParams, pageSql } from '../pagination.ts';
 import type { Services } from '../../context.ts';
-import { requireUser } from '../auth.ts';
+import { optionalViewer, requireUser } from '../auth.ts';
 import { AccountSchema } from '../../db/entities/index.ts';
 import { serializeAccount } from '../../serializers/account.ts';
 import { accountView } from '../../services/account-views.ts';
@@ -61,6 +61,29 @@ export function blocksRoutes(router: Router, services: Services): void {
       return json(await accountsInOrder(services, rows.map((r) => r.target_account_id)), { headers: link ? { link } : {} });
     });
   }
+
+  // The accounts an account features on its profile (Mastodon 4.4), public: the same account_pins
+  // rows /api/v1/endorsements pages for the viewer, read for the account in the path. Nothing for
+  // a suspended account or for a viewer it blocks.
+  router.get('/api/v1/accounts/:id/endorsements', async (ctx) => {
+    const viewer = await optionalViewer(services, ctx);
+    const id = ctx.params.id;
+    const account = /^\d{1,20}$/.test(id) ? await services.db.em().findOne(AccountSchema, { id }) : null;
+    if (!account) throw new RoostError(404, 'Record not found');
+    if (account.suspendedAt) return json([]);
+    if (viewer?.account) {
+      const [blocked] = await services.db.sql.query(`select 1 from blocks where account_id = $1 and target_account_id = $2`, [account.id, viewer.account.id]);
+      if (blocked) return json([]);
+    }
+    const { rows, link } = await pageOf<{ id: string; target_account_id: string }>(
+      services,
+      ctx,
+      't.target_account_id::text as target_account_id',
+      'account_pins',
+      account.id,
+    );
+    return json(await accountsInOrder(services, rows.map((r) => r.target_account_id)), { headers: link ? { link } : {} });
+  });
 
   router.get('/api/v1/mutes', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['follow', 'read:mutes']);
