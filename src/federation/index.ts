@@ -4,12 +4,13 @@
  * One Federation per Roost instance; no global state, so several instances share a process.
  */
 import type { webcrypto } from 'node:crypto';
-import { createFederation, importJwk, type Federation, type KvStore, type MessageQueue } from '@fedify/fedify';
+import { createExponentialBackoffPolicy, createFederation, importJwk, type Federation, type KvStore, type MessageQueue } from '@fedify/fedify';
 import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { AccountKeySchema, FollowSchema } from '../db/entities/index.ts';
 import { findLocalAccount } from '../services/accounts.ts';
 import { localActor } from './convert/to-as.ts';
+import { actorProfileFacts } from '../services/account-views.ts';
 import { movedToUri } from '../services/moves.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
@@ -36,6 +37,44 @@ async function remoteFollowerRecipients(services: Services, accountId: string): 
   }));
 }
 
+/** Items per page of the followers/following collections (Mastodon's FOLLOW_PER_PAGE). */
+const COLLECTION_PAGE_SIZE = 12;
+/** The cursor of a collection's first page; later cursors are the last follow id of a page. */
+const FIRST_PAGE = 'first';
+
+/**
+ * One page of the accounts following `accountId` (`side` 'followers') or followed by it
+ * ('following'), newest first, as actor URIs; nothing when the account hides its collections.
+ */
+async function collectionPage(services: Services, accountId: string, side: 'followers' | 'following', cursor: string) {
+  const before = cursor === FIRST_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor;
+  const [self, other] = side === 'followers' ? ['target_account_id', 'account_id'] : ['account_id', 'target_account_id'];
+  const rows = await services.db.sql.query<{ id: string; uri: string }>(
+    `select f.id::text as id, a.uri from follows f join accounts a on a.id = f.${other}
+      where f.${self} = $1 and f.state = 'accepted' and a.suspended_at is null and ($2::bigint is null or f.id < $2::bigint)
+        and not exists (select 1 from accounts me where me.id = $1 and me.hide_collections)
+      order by f.id desc limit ${COLLECTION_PAGE_SIZE + 1}`,
+    [accountId, before],
+  );
+  const more = rows.length > COLLECTION_PAGE_SIZE;
+  const page = rows.slice(0, COLLECTION_PAGE_SIZE);
+  return { items: page.map((r) => new URL(r.uri)), nextCursor: more ? page[page.length - 1]!.id : null };
+}
+
+/**
+ * When a remote host counts as unavailable, the way Mastodon decides it (DeliveryFailureTracker:
+ * failures on 7 different days without a success in between): the circuit opens only when the
+ * failures Fedify has recorded since the host's last success span a week. A peer that restarts
+ * or is down for hours is simply retried with backoff (outboxRetryPolicy). Fedify keeps the
+ * latest 100 failure times for a custom policy, so on a busy host the span covers less time and
+ * the circuit opens later, never sooner.
+ */
+const UNAVAILABLE_AFTER_MS = 7 * 24 * 3600_000;
+function longOutage(failures: readonly Temporal.Instant[]): boolean {
+  if (failures.length < 2) return false;
+  return failures[failures.length - 1]!.epochMilliseconds - failures[0]!.epochMilliseconds >= UNAVAILABLE_AFTER_MS;
+}
+
 export interface FederationDeps {
   services: Services;
   kv: KvStore;
@@ -52,6 +91,21 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     origin: config.publicUrl,
     allowPrivateAddress: config.federation.allowPrivateAddresses,
     userAgent: { software: `Roost/${services.version}`, url: new URL(config.publicUrl) },
+    // Deliveries: retried with exponential backoff for about three days (1 s doubling, with
+    // jitter, capped at 12 h, 20 attempts), as Mastodon's delivery worker keeps trying for days.
+    // Activities sent with an orderingKey (effects/dispatch.ts) wait behind the retries of
+    // earlier ones with the same key, so a Follow and its Undo arrive in that order.
+    outboxRetryPolicy: createExponentialBackoffPolicy({ initialDelay: { seconds: 1 }, maxDelay: { hours: 12 }, maxAttempts: 20 }),
+    // Fedify's default breaker opens after 5 failures in 10 minutes and holds every delivery to
+    // the host for 30 minutes: a peer restarting trips it. Only a week-long outage does here;
+    // then a probe goes out hourly, and held activities are kept a week.
+    circuitBreaker: {
+      failure: longOutage,
+      recoveryDelay: { hours: 1 },
+      heldActivityTtl: { days: 7 },
+      stateTtl: { days: 8 },
+      onStateChange: (host, from, to) => log.warn({ host, from, to }, 'delivery circuit changed state'),
+    },
   });
 
   // Key pairs are read once per account and cached as a promise (32 concurrent first requests
@@ -73,11 +127,18 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
-      return localActor(ctx, account, await movedToUri(services, account));
+      return localActor(ctx, account, await movedToUri(services, account), await actorProfileFacts(services, account));
     })
     .mapHandle(async (_ctx, username) => {
       const account = await findLocalAccount(services.db.em(), username);
       return account && !account.suspendedAt ? account.username : null;
+    })
+    // WebFinger on a profile URL (https://host/@user, what people paste into a search box), as
+    // Mastodon answers it; actor URLs (/users/user) and acct: are understood by Fedify itself.
+    .mapAlias((_ctx, resource) => {
+      if (resource.origin !== new URL(config.publicUrl).origin) return null;
+      const m = /^\/@([A-Za-z0-9_.-]+)\/?$/.exec(resource.pathname);
+      return m ? { username: m[1]! } : null;
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
@@ -91,35 +152,55 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       return p;
     });
 
+  // Followers and following: the collection says how many and links its first page; pages list
+  // actor URIs newest first (nothing when the account hides its collections, as on Mastodon).
+  // Asked from inside with no cursor, by sendActivity(…, 'followers', …), the followers
+  // dispatcher answers the remote accepted followers' inboxes instead: that is how an activity
+  // reaches every follower's server (shared inboxes once).
   federation
-    .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier) => {
+    .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier, cursor) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account) return null;
-      // Over HTTP (a RequestContext) the items stay private; the count is public. Asked from
-      // inside, by sendActivity(…, 'followers', …), it answers the remote accepted followers'
-      // inboxes: that is how an activity reaches every follower's server (shared inboxes once).
+      if (cursor !== null) {
+        const page = await collectionPage(services, account.id, 'followers', cursor);
+        return { items: page.items.map((id) => ({ id, inboxId: null, endpoints: null })), nextCursor: page.nextCursor };
+      }
       if ('request' in ctx) return { items: [] };
       return { items: await remoteFollowerRecipients(services, account.id) };
     })
+    .setFirstCursor(() => FIRST_PAGE)
     .setCounter(async (_ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account) return null;
       return services.db.em().count(FollowSchema, { targetAccountId: account.id, state: 'accepted' });
     });
   federation
-    .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier) => {
+    .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier, cursor) => {
       const account = await findLocalAccount(services.db.em(), identifier);
-      return account ? { items: [] } : null;
+      if (!account) return null;
+      return cursor === null ? { items: [] } : collectionPage(services, account.id, 'following', cursor);
     })
+    .setFirstCursor(() => FIRST_PAGE)
     .setCounter(async (_ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account) return null;
       return services.db.em().count(FollowSchema, { accountId: account.id, state: 'accepted' });
     });
-  federation.setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
-    const account = await findLocalAccount(services.db.em(), identifier);
-    return account ? { items: [] } : null;
-  });
+  federation
+    .setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
+      const account = await findLocalAccount(services.db.em(), identifier);
+      return account ? { items: [] } : null;
+    })
+    // The account's post count (Mastodon's outbox totalItems is its statuses_count).
+    .setCounter(async (_ctx, identifier) => {
+      const account = await findLocalAccount(services.db.em(), identifier);
+      if (!account) return null;
+      const [row] = await services.db.sql.query<{ n: number }>(
+        `select count(*)::int as n from statuses where account_id = $1 and deleted_at is null`,
+        [account.id],
+      );
+      return row?.n ?? 0;
+    });
   // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
   // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
   // them on every profile refresh (Mastodon does) get an answer instead of a 404.
