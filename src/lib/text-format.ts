@@ -25,9 +25,10 @@ const PREFIX_RE = /^(https?:\/\/(www\.)?|xmpp:)/i;
 
 /**
  * Mastodon's Account::MENTION_RE: `@` not preceded by `=`, `/` or a word character, a username
- * (letters, digits, `_`, inner `.`/`-`), optionally `@domain`.
+ * (letters, digits, `_`, inner `.`/`-`), optionally `@domain` (with a `:port`, which Roost's own
+ * domain may carry, e.g. `localhost:3000`).
  */
-const MENTION_RE = /(?<![=/\p{L}\p{N}_])@([a-z0-9_]+(?:[.-]+[a-z0-9_]+)*)(?:@([\p{L}\p{N}_.-]+[\p{L}\p{N}_]+))?/giu;
+const MENTION_RE = /(?<![=/\p{L}\p{N}_])@([a-z0-9_]+(?:[.-]+[a-z0-9_]+)*)(?:@([\p{L}\p{N}_.-]+[\p{L}\p{N}_]+(?::\d{1,5})?))?/giu;
 
 /** Mastodon's Tag::HASHTAG_RE, simplified: `#` then a name with at least one letter. */
 const HASHTAG_RE = /(?<![=/)\p{L}\p{N}])#([\p{L}\p{M}\p{N}_]*[\p{L}\p{M}][\p{L}\p{M}\p{N}_]*)/gu;
