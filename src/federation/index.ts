@@ -4,9 +4,18 @@
  * One Federation per Roost instance; no global state, so several instances share a process.
  */
 import type { webcrypto } from 'node:crypto';
-import { createExponentialBackoffPolicy, createFederation, importJwk, type Federation, type KvStore, type MessageQueue } from '@fedify/fedify';
+import {
+  createFederation,
+  importJwk,
+  type Federation,
+  type KvStore,
+  type MessageQueue,
+  type MessageQueueEnqueueOptions,
+  type MessageQueueListenOptions,
+} from '@fedify/fedify';
 import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
+import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema, FollowSchema } from '../db/entities/index.ts';
 import { findLocalAccount } from '../services/accounts.ts';
 import { localActor } from './convert/to-as.ts';
@@ -75,6 +84,54 @@ function longOutage(failures: readonly Temporal.Instant[]): boolean {
   return failures[failures.length - 1]!.epochMilliseconds - failures[0]!.epochMilliseconds >= UNAVAILABLE_AFTER_MS;
 }
 
+/**
+ * How Fedify's queue retries a failed delivery or inbox task, the way Mastodon's delivery worker
+ * keeps trying for days: in place (nativeRetrial), 1 s doubling to a 12 h cap, ±25 % jitter, 22
+ * attempts (about three days). In place matters: activities sent with one orderingKey
+ * (effects/dispatch.ts: a Follow and its Undo) wait behind a failing one instead of overtaking
+ * it when it is re-enqueued, so they arrive in the order they were sent.
+ */
+export const FEDIFY_QUEUE_RETRY = {
+  nativeRetrial: true,
+  maxAttempts: 22,
+  backoff: exponentialBackoff({ baseMs: 1_000, factor: 2, maxMs: 12 * 3600_000, jitter: 0.25 }),
+} as const;
+
+/** The id of an activity's actor in a queued inbox message (the JSON as received), or null. */
+function inboxActorId(message: unknown): string | null {
+  const activity = (message as { activity?: { actor?: unknown } } | null)?.activity;
+  const actor = Array.isArray(activity?.actor) ? activity.actor[0] : activity?.actor;
+  if (typeof actor === 'string') return actor;
+  const id = (actor as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : null;
+}
+
+/**
+ * The inbox side of the shared queue: each incoming activity is enqueued with its actor as the
+ * ordering key, so one sender's activities are processed one at a time in the order they
+ * arrived (a Follow, then its Undo, delivered in order by the sender, must not be processed the
+ * other way round by parallel workers). Listening is left to the queue itself, which Fedify also
+ * uses for the outbox and already listens on: its workers handle every kind of message.
+ */
+class OrderedInbox implements MessageQueue {
+  readonly nativeRetrial: boolean | undefined;
+  readonly #queue: MessageQueue;
+  constructor(queue: MessageQueue) {
+    this.#queue = queue;
+    this.nativeRetrial = queue.nativeRetrial;
+  }
+  enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    const actor = inboxActorId(message);
+    return this.#queue.enqueue(message, actor && !options?.orderingKey ? { ...options, orderingKey: `inbox ${actor}` } : options);
+  }
+  listen(_handler: (message: unknown) => Promise<void> | void, options: MessageQueueListenOptions = {}): Promise<void> {
+    return new Promise((resolve) => {
+      if (options.signal?.aborted) resolve();
+      options.signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+}
+
 export interface FederationDeps {
   services: Services;
   kv: KvStore;
@@ -86,16 +143,12 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   const log = services.log.child({ module: 'federation' });
   const federation = createFederation<void>({
     kv,
-    queue,
+    queue: { inbox: new OrderedInbox(queue), outbox: queue, fanout: queue },
     manuallyStartQueue: true,
     origin: config.publicUrl,
     allowPrivateAddress: config.federation.allowPrivateAddresses,
     userAgent: { software: `Roost/${services.version}`, url: new URL(config.publicUrl) },
-    // Deliveries: retried with exponential backoff for about three days (1 s doubling, with
-    // jitter, capped at 12 h, 20 attempts), as Mastodon's delivery worker keeps trying for days.
-    // Activities sent with an orderingKey (effects/dispatch.ts) wait behind the retries of
-    // earlier ones with the same key, so a Follow and its Undo arrive in that order.
-    outboxRetryPolicy: createExponentialBackoffPolicy({ initialDelay: { seconds: 1 }, maxDelay: { hours: 12 }, maxAttempts: 20 }),
+    // Retries are the queue's (FEDIFY_QUEUE_RETRY, nativeRetrial): see there.
     // Fedify's default breaker opens after 5 failures in 10 minutes and holds every delivery to
     // the host for 30 minutes: a peer restarting trips it. Only a week-long outage does here;
     // then a probe goes out hourly, and held activities are kept a week.
