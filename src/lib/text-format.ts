@@ -138,7 +138,8 @@ export function mentionedHandles(text: string, localDomain: string): { username:
   for (const e of extractEntities(text)) {
     if (e.kind !== 'mention') continue;
     const domain = e.domain && e.domain.toLowerCase() !== localDomain.toLowerCase() ? e.domain : null;
-    seen.set(handleKey(e.username, domain), { username: e.username, domain });
+    const key = handleKey(e.username, domain);
+    if (!seen.has(key)) seen.set(key, { username: e.username, domain });
   }
   return [...seen.values()];
 }

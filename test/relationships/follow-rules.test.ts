@@ -211,6 +211,8 @@ describe('following on one instance', () => {
     const friend = await createTestUser(roost, 'q2');
     const popular = await createTestUser(roost, 'q3');
     const muted = await createTestUser(roost, 'q4');
+    // Only accounts that opted into discovery are suggested (as on Mastodon).
+    await popular.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { discoverable: true } });
     await me.api(`/api/v1/accounts/${friend.account.id}/follow`, { method: 'POST' });
     await friend.api(`/api/v1/accounts/${popular.account.id}/follow`, { method: 'POST' });
     await friend.api(`/api/v1/accounts/${muted.account.id}/follow`, { method: 'POST' });

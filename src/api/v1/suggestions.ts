@@ -15,7 +15,7 @@ import { dismissSuggestion, suggestAccounts } from '../../services/suggestions.t
 export function suggestionRoutes(router: Router, services: Services): void {
   router.get('/api/v1/accounts/familiar_followers', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
-    const ids = paramStrings(ctx.query.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
+    const ids = paramStrings(ctx.input.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
     const rows = await services.db.sql.query<{ target: string; follower: string }>(
       `select theirs.target_account_id::text as target, theirs.account_id::text as follower
          from follows theirs

@@ -124,7 +124,7 @@ export function accountRelationshipRoutes(router: Router, services: Services): v
 
   router.get('/api/v1/accounts/relationships', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
-    const ids = paramStrings(ctx.query.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
+    const ids = paramStrings(ctx.input.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
     const facts = await relationshipFacts(services, viewer.account.id, ids);
     // In the order asked, unknown ids left out (as Mastodon does).
     return json(ids.filter((id) => facts.has(id)).map((id) => serializeRelationship(id, facts.get(id)!)));
