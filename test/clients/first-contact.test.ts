@@ -80,13 +80,16 @@ describe('endpoints clients call at start-up', () => {
 });
 
 /** A request with a JSON body whatever the method (fetch refuses a body on GET), as some client libraries send. */
-function rawRequest(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+function rawRequest(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; text: string; bytes: number }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = httpRequest(url, { method, headers: { ...headers, ...(data ? { 'content-type': 'application/json', 'content-length': String(data.length) } : {}) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const all = Buffer.concat(chunks);
+        resolve({ status: res.statusCode!, headers: res.headers, text: all.toString('utf8'), bytes: all.length });
+      });
     });
     req.on('error', reject);
     req.end(data);
@@ -145,6 +148,8 @@ describe('what a client library sends and reads', () => {
       const get = await rawRequest(r.at(path), 'GET', undefined, headers);
       const head = await rawRequest(r.at(path), 'HEAD', undefined, headers);
       expect([path, head.status, head.headers['content-type'], head.text]).toEqual([path, get.status, get.headers['content-type'], '']);
+      // The length announced is the GET body's.
+      expect([path, head.headers['content-length']]).toEqual([path, String(get.bytes)]);
     }
   });
 
