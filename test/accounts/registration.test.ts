@@ -65,6 +65,7 @@ describe('POST /api/v1/accounts in open mode', () => {
       hide_collections: false,
       discoverable: null,
       indexable: false,
+      attribution_domains: [],
     });
     const user = await roost.services.db.em().findOneOrFail(UserSchema, { email: 'newbie@example.test' });
     expect({ approved: user.approved, confirmedAt: user.confirmedAt, locale: user.locale, signUpReason: user.signUpReason }).toEqual({
