@@ -15,7 +15,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, routeFedifyLogs } from './log.ts';
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startControlSocket } from './control/socket.ts';
-import { createRoostFederation, type RoostFederation } from './federation/index.ts';
+import { createRoostFederation, FEDIFY_QUEUE_RETRY, type RoostFederation } from './federation/index.ts';
 import { guardInbox } from './federation/inbox-guard.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
@@ -86,7 +86,7 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
  */
 export function federationOn(services: Services, listener?: JobNotifyListener): RoostFederation {
   const kv = new PostgresKvStore(services.db.sql, { clock: services.clock });
-  const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log: services.log, listener });
+  const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log: services.log, listener, ...FEDIFY_QUEUE_RETRY });
   return createRoostFederation({ services, kv, queue });
 }
 

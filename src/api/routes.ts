@@ -22,7 +22,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   const router = new Router();
   instanceV1Routes(router, services);
   instanceV2Routes(router, services);
-  wellKnownRoutes(router, services);
+  wellKnownRoutes(router, services, federation);
   appsRoutes(router, services);
   oauthRoutes(router, services);
   accountRelationshipRoutes(router, services);

@@ -1,6 +1,7 @@
 /**
  * Discovery documents served beside Fedify's WebFinger: NodeInfo 2.0 (Fedify serves only 2.1, and
- * Roost speaks 2.0 exactly), host-meta, and the default server thumbnail.
+ * Roost speaks 2.0 exactly), host-meta, the default server thumbnail, the default avatar and
+ * header every account without its own points at, and Mastodon's `/health` probe.
  */
 import type { Router } from '../http/index.ts';
 import { json } from '../http/index.ts';
@@ -9,11 +10,17 @@ import { instanceStats, THUMBNAIL_PATH, THUMBNAIL_2X_PATH } from '../services/in
 import { serializeNodeInfo20, serializeNodeInfoLinks } from '../serializers/nodeinfo.ts';
 import { registrationsEnabled } from '../serializers/instance.ts';
 import { defaultThumbnail } from '../lib/default-thumbnail.ts';
+import { defaultAvatarPng, defaultHeaderPng } from '../lib/default-images.ts';
 import { escapeHtml } from '../lib/html.ts';
+import { RoostError } from '../lib/errors.ts';
+import type { RoostFederation } from '../federation/index.ts';
 
 const NODEINFO_20_PROFILE = 'http://nodeinfo.diaspora.software/ns/schema/2.0#';
 
-export function wellKnownRoutes(router: Router, services: Services): void {
+/** ActivityPub media types a peer asks for (Mastodon's own fetches send these). */
+const ACTIVITY_JSON = /application\/(activity\+json|ld\+json)/i;
+
+export function wellKnownRoutes(router: Router, services: Services, federation?: RoostFederation): void {
   const base = () => services.config.publicUrl;
   router.get('/.well-known/nodeinfo', () => json(serializeNodeInfoLinks(base())));
   router.get('/nodeinfo/2.0', async () => {
@@ -43,4 +50,25 @@ export function wellKnownRoutes(router: Router, services: Services): void {
     });
   router.get(THUMBNAIL_PATH, png('png'));
   router.get(THUMBNAIL_2X_PATH, png('png2x'));
+  // The paths serializers/account.ts puts in `avatar`/`header` when an account has none (Mastodon's).
+  const image = (draw: () => Promise<Buffer>) => async () =>
+    new Response(new Uint8Array(await draw()), {
+      headers: { 'content-type': 'image/png', 'cache-control': 'public, max-age=86400' },
+    });
+  router.get('/avatars/original/missing.png', image(defaultAvatarPng));
+  router.get('/headers/original/missing.png', image(defaultHeaderPng));
+  // A profile link (https://host/@user) asked for as ActivityPub: the actor document, as Mastodon
+  // serves it there, so pasting a profile link into a Mastodon search finds the account. Fedify
+  // answers the actor's own URL; other media types get no page yet.
+  router.get('/@:username', async (ctx) => {
+    if (!federation || !ACTIVITY_JSON.test(ctx.header('accept') ?? '')) throw new RoostError(404, 'Record not found');
+    const actorUrl = new URL(`/users/${encodeURIComponent(ctx.params.username)}`, services.config.publicUrl);
+    return federation.fetch(new Request(actorUrl, { headers: ctx.headers }), {
+      contextData: undefined,
+      onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
+      onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
+    });
+  });
+  // Mastodon's load-balancer probe: 200 "OK" as text/plain once the app is up.
+  router.get('/health', () => new Response('OK', { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }));
 }

@@ -11,6 +11,7 @@ import { AccountSchema, FollowSchema, type Account, type Follow as FollowRow } f
 import type { RoostFederation } from '../federation/index.ts';
 import { localActor } from '../federation/convert/to-as.ts';
 import { movedToUri } from '../services/moves.ts';
+import { actorProfileFacts } from '../services/account-views.ts';
 import type { DomainEvent } from './events.ts';
 import { expireMute } from '../services/relationships.ts';
 
@@ -20,6 +21,15 @@ function recipientOf(account: Account) {
     inboxId: account.inboxUrl ? new URL(account.inboxUrl) : null,
     endpoints: account.sharedInboxUrl ? { sharedInbox: new URL(account.sharedInboxUrl) } : null,
   };
+}
+
+/**
+ * Fedify's ordering key for activities about the relationship of two accounts (Follow, Accept,
+ * Reject, Undo(Follow), Block, Undo(Block)), whichever of the two sends: activities with one key
+ * reach each server one at a time, in the order they were sent, retries included.
+ */
+function relationshipKey(a: Account, b: Account): string {
+  return `relationship ${[a.uri, b.uri].sort().join(' ')}`;
 }
 
 /** The follow and both accounts, if the follow is still in one of `states`. */
@@ -44,7 +54,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
     const em = services.db.em();
     const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
     const sendActorUpdate = async (account: Account) => {
-      const actor = await localActor(ctx, account, await movedToUri(services, account));
+      const actor = await localActor(ctx, account, await movedToUri(services, account), await actorProfileFacts(services, account));
       await ctx.sendActivity(
         { identifier: account.username },
         'followers',
@@ -54,7 +64,8 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           to: PUBLIC_COLLECTION,
           object: actor,
         }),
-        { preferSharedInbox: true },
+        // Updates and the Move of one account arrive in order.
+        { preferSharedInbox: true, orderingKey: account.uri },
       );
     };
     switch (event.type) {
@@ -62,7 +73,9 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         const found = await loadFollow(em, event.followId, ['requested']);
         if (!found || found.target.domain === null) return;
         const { follow, follower, target } = found;
-        await ctx.sendActivity({ identifier: follower.username }, recipientOf(target), asFollow(follow, follower, target));
+        await ctx.sendActivity({ identifier: follower.username }, recipientOf(target), asFollow(follow, follower, target), {
+          orderingKey: relationshipKey(follower, target),
+        });
         log.info({ followId: follow.id, target: target.uri }, 'Follow sent');
         return;
       }
@@ -78,6 +91,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
             actor: ctx.getActorUri(target.username),
             object: asFollow(follow, follower, target),
           }),
+          { orderingKey: relationshipKey(follower, target) },
         );
         log.info({ followId: follow.id, follower: follower.uri }, 'Accept sent');
         return;
@@ -95,6 +109,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
             actor: ctx.getActorUri(target.username),
             object: asFollow(follow, follower, target),
           }),
+          { orderingKey: relationshipKey(follower, target) },
         );
         return;
       }
@@ -111,6 +126,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
             actor: ctx.getActorUri(follower.username),
             object: asFollow(follow, follower, target),
           }),
+          { orderingKey: relationshipKey(follower, target) },
         );
         return;
       }
@@ -147,7 +163,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
             target: new URL(target.uri),
             to: PUBLIC_COLLECTION,
           }),
-          { preferSharedInbox: true },
+          { preferSharedInbox: true, orderingKey: account.uri },
         );
         log.info({ accountId: account.id, target: target.uri }, 'Move sent');
         return;
@@ -166,6 +182,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           { identifier: account.username },
           recipientOf(target),
           new Block({ id: new URL(row.uri), actor: ctx.getActorUri(account.username), object: new URL(target.uri) }),
+          { orderingKey: relationshipKey(account, target) },
         );
         return;
       }
@@ -182,6 +199,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
             actor: ctx.getActorUri(account.username),
             object: new Block({ id: new URL(event.blockUri), actor: new URL(account.uri), object: new URL(target.uri) }),
           }),
+          { orderingKey: relationshipKey(account, target) },
         );
         return;
       }

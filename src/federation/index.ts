@@ -4,13 +4,23 @@
  * One Federation per Roost instance; no global state, so several instances share a process.
  */
 import type { webcrypto } from 'node:crypto';
-import { createFederation, importJwk, type Federation, type KvStore, type MessageQueue } from '@fedify/fedify';
+import {
+  createFederation,
+  importJwk,
+  type Federation,
+  type KvStore,
+  type MessageQueue,
+  type MessageQueueEnqueueOptions,
+  type MessageQueueListenOptions,
+} from '@fedify/fedify';
 import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
+import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
 import { localAccountCounters } from '../services/reads/accounts.ts';
 import { findLocalAccount } from '../services/accounts.ts';
 import { localActor } from './convert/to-as.ts';
+import { actorProfileFacts } from '../services/account-views.ts';
 import { movedToUri } from '../services/moves.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
@@ -44,6 +54,92 @@ async function remoteFollowerRecipients(services: Services, accountId: string): 
   }));
 }
 
+/** Items per page of the followers/following collections (Mastodon's FOLLOW_PER_PAGE). */
+const COLLECTION_PAGE_SIZE = 12;
+/** The cursor of a collection's first page; later cursors are the last follow id of a page. */
+const FIRST_PAGE = 'first';
+
+/**
+ * One page of the accounts following `accountId` (`side` 'followers') or followed by it
+ * ('following'), newest first, as actor URIs; nothing when the account hides its collections.
+ */
+async function collectionPage(services: Services, accountId: string, side: 'followers' | 'following', cursor: string) {
+  const before = cursor === FIRST_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor;
+  const [self, other] = side === 'followers' ? ['target_account_id', 'account_id'] : ['account_id', 'target_account_id'];
+  const rows = await services.db.sql.query<{ id: string; uri: string }>(
+    `select f.id::text as id, a.uri from follows f join accounts a on a.id = f.${other}
+      where f.${self} = $1 and f.state = 'accepted' and a.suspended_at is null and ($2::bigint is null or f.id < $2::bigint)
+        and not exists (select 1 from accounts me where me.id = $1 and me.hide_collections)
+      order by f.id desc limit ${COLLECTION_PAGE_SIZE + 1}`,
+    [accountId, before],
+  );
+  const more = rows.length > COLLECTION_PAGE_SIZE;
+  const page = rows.slice(0, COLLECTION_PAGE_SIZE);
+  return { items: page.map((r) => new URL(r.uri)), nextCursor: more ? page[page.length - 1]!.id : null };
+}
+
+/**
+ * When a remote host counts as unavailable, the way Mastodon decides it (DeliveryFailureTracker:
+ * failures on 7 different days without a success in between): the circuit opens only when the
+ * failures Fedify has recorded since the host's last success span a week. A peer that restarts
+ * or is down for hours is simply retried with backoff (outboxRetryPolicy). Fedify keeps the
+ * latest 100 failure times for a custom policy, so on a busy host the span covers less time and
+ * the circuit opens later, never sooner.
+ */
+const UNAVAILABLE_AFTER_MS = 7 * 24 * 3600_000;
+function longOutage(failures: readonly Temporal.Instant[]): boolean {
+  if (failures.length < 2) return false;
+  return failures[failures.length - 1]!.epochMilliseconds - failures[0]!.epochMilliseconds >= UNAVAILABLE_AFTER_MS;
+}
+
+/**
+ * How Fedify's queue retries a failed delivery or inbox task, the way Mastodon's delivery worker
+ * keeps trying for days: in place (nativeRetrial), 1 s doubling to a 12 h cap, ±25 % jitter, 22
+ * attempts (about three days). In place matters: activities sent with one orderingKey
+ * (effects/dispatch.ts: a Follow and its Undo) wait behind a failing one instead of overtaking
+ * it when it is re-enqueued, so they arrive in the order they were sent.
+ */
+export const FEDIFY_QUEUE_RETRY = {
+  nativeRetrial: true,
+  maxAttempts: 22,
+  backoff: exponentialBackoff({ baseMs: 1_000, factor: 2, maxMs: 12 * 3600_000, jitter: 0.25 }),
+} as const;
+
+/** The id of an activity's actor in a queued inbox message (the JSON as received), or null. */
+function inboxActorId(message: unknown): string | null {
+  const activity = (message as { activity?: { actor?: unknown } } | null)?.activity;
+  const actor = Array.isArray(activity?.actor) ? activity.actor[0] : activity?.actor;
+  if (typeof actor === 'string') return actor;
+  const id = (actor as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : null;
+}
+
+/**
+ * The inbox side of the shared queue: each incoming activity is enqueued with its actor as the
+ * ordering key, so one sender's activities are processed one at a time in the order they
+ * arrived (a Follow, then its Undo, delivered in order by the sender, must not be processed the
+ * other way round by parallel workers). Listening is left to the queue itself, which Fedify also
+ * uses for the outbox and already listens on: its workers handle every kind of message.
+ */
+class OrderedInbox implements MessageQueue {
+  readonly nativeRetrial: boolean | undefined;
+  readonly #queue: MessageQueue;
+  constructor(queue: MessageQueue) {
+    this.#queue = queue;
+    this.nativeRetrial = queue.nativeRetrial;
+  }
+  enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    const actor = inboxActorId(message);
+    return this.#queue.enqueue(message, actor && !options?.orderingKey ? { ...options, orderingKey: `inbox ${actor}` } : options);
+  }
+  listen(_handler: (message: unknown) => Promise<void> | void, options: MessageQueueListenOptions = {}): Promise<void> {
+    return new Promise((resolve) => {
+      if (options.signal?.aborted) resolve();
+      options.signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+}
+
 export interface FederationDeps {
   services: Services;
   kv: KvStore;
@@ -60,12 +156,23 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   const fedifyKv = withShortUnavailableKeys(kv);
   const federation = createFederation<void>({
     kv: fedifyKv,
-    queue,
+    queue: { inbox: new OrderedInbox(queue), outbox: queue, fanout: queue },
     manuallyStartQueue: true,
     origin: config.publicUrl,
     documentLoaderFactory: documentLoaderFactory(loaders, fedifyKv),
     contextLoaderFactory: contextLoaderFactory(loaders, fedifyKv),
     authenticatedDocumentLoaderFactory: authenticatedDocumentLoaderFactory(loaders),
+    // Retries are the queue's (FEDIFY_QUEUE_RETRY, nativeRetrial): see there.
+    // Fedify's default breaker opens after 5 failures in 10 minutes and holds every delivery to
+    // the host for 30 minutes: a peer restarting trips it. Only a week-long outage does here;
+    // then a probe goes out hourly, and held activities are kept a week.
+    circuitBreaker: {
+      failure: longOutage,
+      recoveryDelay: { hours: 1 },
+      heldActivityTtl: { days: 7 },
+      stateTtl: { days: 8 },
+      onStateChange: (host, from, to) => log.warn({ host, from, to }, 'delivery circuit changed state'),
+    },
   });
 
   // Key pairs are read once per account and cached as a promise (32 concurrent first requests
@@ -87,11 +194,18 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
-      return localActor(ctx, account, await movedToUri(services, account));
+      return localActor(ctx, account, await movedToUri(services, account), await actorProfileFacts(services, account));
     })
     .mapHandle(async (_ctx, username) => {
       const account = await findLocalAccount(services.db.em(), username);
       return account && !account.suspendedAt ? account.username : null;
+    })
+    // WebFinger on a profile URL (https://host/@user, what people paste into a search box), as
+    // Mastodon answers it; actor URLs (/users/user) and acct: are understood by Fedify itself.
+    .mapAlias((_ctx, resource) => {
+      if (resource.origin !== new URL(config.publicUrl).origin) return null;
+      const m = /^\/@([A-Za-z0-9_.-]+)\/?$/.exec(resource.pathname);
+      return m ? { username: m[1]! } : null;
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
@@ -105,27 +219,39 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       return p;
     });
 
+  // Followers and following: the collection says how many and links its first page; pages list
+  // actor URIs newest first (nothing when the account hides its collections, as on Mastodon).
+  // Asked from inside with no cursor, by sendActivity(…, 'followers', …), the followers
+  // dispatcher answers the remote accepted followers' inboxes instead: that is how an activity
+  // reaches every follower's server (shared inboxes once).
   federation
-    .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier) => {
+    .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier, cursor) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account) return null;
-      // Over HTTP (a RequestContext) the items stay private; the count is public. Asked from
-      // inside, by sendActivity(…, 'followers', …), it answers the remote accepted followers'
-      // inboxes: that is how an activity reaches every follower's server (shared inboxes once).
+      if (cursor !== null) {
+        const page = await collectionPage(services, account.id, 'followers', cursor);
+        return { items: page.items.map((id) => ({ id, inboxId: null, endpoints: null })), nextCursor: page.nextCursor };
+      }
       if ('request' in ctx) return { items: [] };
       return { items: await remoteFollowerRecipients(services, account.id) };
     })
+    .setFirstCursor(() => FIRST_PAGE)
     .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.followers ?? null);
   federation
-    .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier) => {
+    .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier, cursor) => {
+      const account = await findLocalAccount(services.db.em(), identifier);
+      if (!account) return null;
+      return cursor === null ? { items: [] } : collectionPage(services, account.id, 'following', cursor);
+    })
+    .setFirstCursor(() => FIRST_PAGE)
+    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.following ?? null);
+  federation
+    .setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       return account ? { items: [] } : null;
     })
-    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.following ?? null);
-  federation.setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
-    const account = await findLocalAccount(services.db.em(), identifier);
-    return account ? { items: [] } : null;
-  });
+    // The account's post count (Mastodon's outbox totalItems is its statuses_count).
+    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.statuses ?? null);
   // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
   // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
   // them on every profile refresh (Mastodon does) get an answer instead of a 404.

@@ -73,6 +73,7 @@ const MAX_STREAM_BUFFER = 16 * 1024 * 1024;
 
 const METHODS_WITHOUT_ROUTE = new Set(['CONNECT', 'TRACE', 'TRACK']);
 const SKIP_RESPONSE_HEADERS = new Set(['content-length', 'transfer-encoding', 'date', 'connection', 'keep-alive']);
+const CORS_RESPONSE_HEADERS = new Set(['access-control-allow-origin', 'access-control-expose-headers']);
 
 const statusLines = new Map<number, string>();
 function statusLine(status: number): string {
@@ -455,8 +456,12 @@ class Exchange {
     const onlyType = response instanceof StringResponse ? StringResponse.untouchedType(response) : null;
     if (onlyType !== null) res.writeHeader('content-type', onlyType);
     else {
+      // On a CORS path the server writes the CORS headers itself, once: a handler's own (Fedify's
+      // WebFinger sends `Access-Control-Allow-Origin: *` too) would make it a duplicate, which
+      // browsers refuse.
+      const cors = this.cors !== null;
       for (const [k, v] of response.headers) {
-        if (!SKIP_RESPONSE_HEADERS.has(k)) res.writeHeader(k, v);
+        if (!SKIP_RESPONSE_HEADERS.has(k) && !(cors && CORS_RESPONSE_HEADERS.has(k))) res.writeHeader(k, v);
       }
     }
     res.writeHeader('x-request-id', this.reqId);

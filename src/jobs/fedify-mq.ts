@@ -44,11 +44,18 @@ export interface PostgresMessageQueueOptions {
   /** Lease of a message being handled, renewed while it runs; 60 s by default. */
   leaseMs?: number;
   /**
-   * Attempts when the handler throws. Fedify retries deliveries and inbox work itself
-   * (nativeRetrial is false), so a throw here is unexpected: it is retried this many times in
-   * all (3 by default), then kept as a dead job for inspection.
+   * Attempts when the handler throws. By default Fedify retries deliveries and inbox work itself
+   * (nativeRetrial false), so a throw here is unexpected: it is retried this many times in all
+   * (3 by default), then kept as a dead job for inspection.
    */
   maxAttempts?: number;
+  /**
+   * Let this queue do the retrying (Fedify then throws a failed delivery or inbox task back to
+   * it): a failed message is retried in place, keeping its position, so later messages with the
+   * same orderingKey wait behind it. Fedify's own retry re-enqueues a new message instead, which
+   * lets them overtake it. Set maxAttempts and backoff to the retry policy wanted. Default false.
+   */
+  nativeRetrial?: boolean;
   backoff?: Backoff;
 }
 
@@ -61,7 +68,7 @@ export interface PostgresMessageQueueOptions {
  * several instances coexist in one process.
  */
 export class PostgresMessageQueue implements MessageQueue {
-  readonly nativeRetrial = false;
+  readonly nativeRetrial: boolean;
   readonly #sql: Sql;
   readonly #o: PostgresMessageQueueOptions;
   readonly #queue: string;
@@ -73,6 +80,7 @@ export class PostgresMessageQueue implements MessageQueue {
     this.#o = options;
     this.#queue = options.name ?? 'fedify';
     this.#clock = options.clock ?? systemClock;
+    this.nativeRetrial = options.nativeRetrial ?? false;
   }
 
   get name(): string {

@@ -4,7 +4,7 @@
  * once per page. Works for remote accounts (no user) as well as local ones.
  */
 import type { Account } from '../db/entities/index.ts';
-import { formatFieldValue, formatPlainText } from '../lib/text-format.ts';
+import { formatFieldValue, formatPlainText, handleKey, type FormatOptions, type MentionTarget } from '../lib/text-format.ts';
 
 export interface MastodonField {
   name: string;
@@ -69,6 +69,19 @@ export interface AccountView {
   roles?: Map<string, MastodonAccountRole[]>;
   /** Moved-to accounts by id, so `moved` can nest one level. */
   accounts?: Map<string, Account>;
+  /** The local domain (`user@DOMAIN`); the host of baseUrl when absent. */
+  localDomain?: string;
+  /** Known accounts mentioned in local bios and fields, by handleKey (services/account-views.ts). */
+  mentions?: Map<string, MentionTarget>;
+}
+
+/** How local profile text is rendered for this view: tags on this server, mentions of known accounts. */
+export function profileFormat(view: Pick<AccountView, 'baseUrl' | 'localDomain' | 'mentions'>): FormatOptions {
+  return {
+    baseUrl: view.baseUrl,
+    localDomain: view.localDomain,
+    resolveMention: (username, domain) => view.mentions?.get(handleKey(username, domain)),
+  };
 }
 
 /** Date-only, as Mastodon renders created_at for accounts (midnight UTC). */
@@ -77,14 +90,15 @@ function midnight(d: Date): string {
 }
 
 /** Local bios are stored as typed and rendered here; remote ones arrive as HTML. */
-export function accountNoteHtml(account: Account): string {
-  return account.domain === null ? formatPlainText(account.note) : account.note;
+export function accountNoteHtml(account: Account, view: Pick<AccountView, 'baseUrl' | 'localDomain' | 'mentions'>): string {
+  return account.domain === null ? formatPlainText(account.note, profileFormat(view)) : account.note;
 }
 
 /** Profile fields as served: local values rendered (links with rel="me"), remote ones as received. */
-export function accountFields(account: Account): MastodonField[] {
+export function accountFields(account: Account, view: Pick<AccountView, 'baseUrl' | 'localDomain' | 'mentions'>): MastodonField[] {
   const local = account.domain === null;
-  return account.fields.map((f) => ({ name: f.name, value: local ? formatFieldValue(f.value) : f.value, verified_at: f.verified_at ?? null }));
+  const opts = profileFormat(view);
+  return account.fields.map((f) => ({ name: f.name, value: local ? formatFieldValue(f.value, opts) : f.value, verified_at: f.verified_at ?? null }));
 }
 
 /**
@@ -106,13 +120,13 @@ export function serializeAccount(account: Account, view: AccountView, depth = 0)
     url: account.url ?? account.uri,
     uri: account.uri,
     display_name: suspended ? '' : account.displayName,
-    note: suspended ? '' : accountNoteHtml(account),
+    note: suspended ? '' : accountNoteHtml(account, view),
     avatar,
     avatar_static: avatar,
     header,
     header_static: header,
     locked: suspended ? false : account.locked,
-    fields: suspended ? [] : accountFields(account),
+    fields: suspended ? [] : accountFields(account, view),
     emojis: [],
     bot: !suspended && (account.actorType === 'Service' || account.actorType === 'Application'),
     group: account.actorType === 'Group',

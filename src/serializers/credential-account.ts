@@ -26,6 +26,8 @@ export interface MastodonCredentialAccount extends MastodonAccount {
     hide_collections: boolean | null;
     discoverable: boolean | null;
     indexable: boolean;
+    /** Mastodon 4.4: domains allowed to credit this account as author; not settable yet, so empty. */
+    attribution_domains: string[];
   };
   role: MastodonRole;
 }
@@ -71,6 +73,7 @@ export function serializeCredentialAccount(
       hide_collections: account.hideCollections ?? false,
       discoverable: account.discoverable ?? null,
       indexable: account.indexable,
+      attribution_domains: [],
     },
     role: serializeRole(role),
   };

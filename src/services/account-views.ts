@@ -7,7 +7,16 @@ import type { Services } from '../context.ts';
 import type { Account } from '../db/entities/index.ts';
 import type { AccountView } from '../serializers/account.ts';
 import { loadAccountPage } from './reads/accounts.ts';
+import { localProfileTexts, mentionTargets } from './reads/mentions.ts';
+import type { MentionTarget } from '../lib/text-format.ts';
+
+export { localProfileTexts, mentionTargets };
 
 export async function accountView(services: Services, accounts: readonly Account[]): Promise<AccountView> {
   return (await loadAccountPage(services, accounts.map((a) => a.id))).view;
+}
+
+/** What a local account's actor document needs for its HTML (federation/convert/to-as.ts). */
+export async function actorProfileFacts(services: Services, account: Account): Promise<{ localDomain: string; mentions: Map<string, MentionTarget> }> {
+  return { localDomain: services.config.domain, mentions: await mentionTargets(services, localProfileTexts([account])) };
 }

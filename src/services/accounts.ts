@@ -59,7 +59,9 @@ export async function validateNewAccount(
   else if (username.length > USERNAME_MAX) v.add('username', 'ERR_TOO_LONG', `is too long (maximum is ${USERNAME_MAX} characters)`);
   else if (!USERNAME_RE.test(username)) v.add('username', 'ERR_INVALID', 'must contain only letters, numbers and underscores');
   else if (!input.allowReserved && RESERVED.has(username.toLowerCase())) v.add('username', 'ERR_RESERVED', 'is reserved');
-  if (!email) v.add('email', 'ERR_BLANK', "can't be blank");
+  // A blank address is also not an address: Mastodon reports both (presence, then its
+  // EmailAddressValidator).
+  if (!email) v.add('email', 'ERR_BLANK', "can't be blank").add('email', 'ERR_INVALID', 'is invalid');
   else if (!EMAIL_RE.test(email) || email.length > 320) v.add('email', 'ERR_INVALID', 'is invalid');
   if (password === '') v.add('password', 'ERR_BLANK', "can't be blank");
   else if (password.length < 8) v.add('password', 'ERR_TOO_SHORT', 'is too short (minimum is 8 characters)');

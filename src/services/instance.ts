@@ -1,5 +1,6 @@
 /** The numbers behind NodeInfo and the instance API, counted from the database. */
 import type { Services } from '../context.ts';
+import { configuredTextUpdatedAt } from './configured-texts.ts';
 import { minIdAt } from '../lib/snowflake.ts';
 
 export interface InstanceStats {
@@ -134,7 +135,12 @@ export function instanceView(services: Services): Promise<InstanceView<ContactAc
 export async function buildInstanceView(services: Services): Promise<InstanceView<ContactAccount>> {
   const { config } = services;
   const base = config.publicUrl;
-  const [stats, contact] = await Promise.all([instanceStats(services), contactAccount(services)]);
+  const [stats, contact, descriptionAt, policyAt] = await Promise.all([
+    instanceStats(services),
+    contactAccount(services),
+    configuredTextUpdatedAt(services, 'extended_description', config.instance.description),
+    configuredTextUpdatedAt(services, 'privacy_policy', config.instance.privacyPolicy),
+  ]);
   const thumb = defaultThumbnail();
   return {
     domain: config.domain,
@@ -144,8 +150,8 @@ export async function buildInstanceView(services: Services): Promise<InstanceVie
     sourceUrl: config.instance.sourceUrl,
     title: config.instance.title,
     shortDescription: config.instance.shortDescription,
-    extendedDescription: { markdown: config.instance.description, updatedAt: null },
-    privacyPolicy: { markdown: config.instance.privacyPolicy, updatedAt: null },
+    extendedDescription: { markdown: config.instance.description, updatedAt: descriptionAt },
+    privacyPolicy: { markdown: config.instance.privacyPolicy, updatedAt: policyAt },
     contact: { email: config.instance.contactEmail, account: contact },
     languages: config.instance.languages,
     rules: config.instance.rules.map((r, i) => ({ id: String(i + 1), text: r.text, hint: r.hint })),

@@ -1,7 +1,9 @@
 /**
  * Follow suggestions, honestly simple: accounts followed by the accounts the viewer follows
  * (friends of friends, most shared first), then recently active local accounts; never the viewer,
- * accounts it already follows or requested, blocks either way, mutes, or dismissed suggestions.
+ * accounts it already follows or requested, blocks either way, mutes, or dismissed suggestions;
+ * and, as Mastodon, only accounts that opted into discovery (discoverable true; unset is not
+ * consent) and have not moved elsewhere.
  */
 import type { Services } from '../context.ts';
 
@@ -13,6 +15,7 @@ export interface Suggestion {
 
 const EXCLUDED = `
   a.id <> $1 and a.suspended_at is null and a.silenced_at is null
+  and a.discoverable is true and a.moved_to_account_id is null
   and not exists (select 1 from follows f where f.account_id = $1 and f.target_account_id = a.id and f.state in ('accepted', 'requested'))
   and not exists (select 1 from blocks b where (b.account_id = $1 and b.target_account_id = a.id) or (b.account_id = a.id and b.target_account_id = $1))
   and not exists (select 1 from mutes m where m.account_id = $1 and m.target_account_id = a.id)
@@ -31,7 +34,7 @@ export async function suggestAccounts(services: Services, viewerId: string, limi
   if (out.length < limit) {
     const local = await services.db.sql.query<{ id: string }>(
       `select a.id::text from accounts a join users u on u.account_id = a.id
-        where a.domain is null and u.approved and not u.disabled and (a.discoverable is distinct from false) and ${EXCLUDED}
+        where a.domain is null and u.approved and not u.disabled and ${EXCLUDED}
           and a.id <> all($3::bigint[])
         order by u.current_sign_in_at desc nulls last, a.id desc limit $2`,
       [viewerId, limit - out.length, out.map((s) => s.id)],

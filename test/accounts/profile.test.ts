@@ -63,6 +63,7 @@ describe('update_credentials', () => {
       hide_collections: true,
       discoverable: true,
       indexable: true,
+      attribution_domains: [],
     });
     // What others see is the same Account.
     const seen = await apiRequest(roost, `/api/v1/accounts/${me.account.id}`);

@@ -65,6 +65,7 @@ describe('POST /api/v1/accounts in open mode', () => {
       hide_collections: false,
       discoverable: null,
       indexable: false,
+      attribution_domains: [],
     });
     const user = await roost.services.db.em().findOneOrFail(UserSchema, { email: 'newbie@example.test' });
     expect({ approved: user.approved, confirmedAt: user.confirmedAt, locale: user.locale, signUpReason: user.signUpReason }).toEqual({
@@ -108,10 +109,14 @@ describe('POST /api/v1/accounts in open mode', () => {
     const blank = await apiRequest(roost, '/api/v1/accounts', { token, body: { agreement: 'true' } });
     expect(blank.status).toBe(422);
     expect(blank.body).toEqual({
-      error: "Validation failed: Username can't be blank, Email can't be blank, Password can't be blank",
+      error: "Validation failed: Username can't be blank, Email can't be blank, Email is invalid, Password can't be blank",
       details: {
         username: [{ error: 'ERR_BLANK', description: "can't be blank" }],
-        email: [{ error: 'ERR_BLANK', description: "can't be blank" }],
+        // As Mastodon: a blank address is blank and invalid; no locale sent, no locale error.
+        email: [
+          { error: 'ERR_BLANK', description: "can't be blank" },
+          { error: 'ERR_INVALID', description: 'is invalid' },
+        ],
         password: [{ error: 'ERR_BLANK', description: "can't be blank" }],
       },
     });

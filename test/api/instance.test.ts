@@ -79,7 +79,8 @@ describe('instance API', () => {
   it('serves rules, extended description, privacy policy, peers, activity and languages', async () => {
     expect((await apiRequest(roost, '/api/v1/instance/rules')).body).toHaveLength(2);
     const ext = await apiRequest(roost, '/api/v1/instance/extended_description');
-    expect(ext.body).toEqual({ updated_at: null, content: '<p>Longer <em>story</em>.</p>\n' });
+    // A configured description has a time: when Roost first saw this text (services/configured-texts.ts).
+    expect(ext.body).toEqual({ updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), content: '<p>Longer <em>story</em>.</p>\n' });
     const policy = await apiRequest(roost, '/api/v1/instance/privacy_policy');
     expect(policy.status).toBe(200);
     expect(policy.body.content).toContain(roost.config.domain);

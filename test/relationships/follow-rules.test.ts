@@ -211,6 +211,8 @@ describe('following on one instance', () => {
     const friend = await createTestUser(roost, 'q2');
     const popular = await createTestUser(roost, 'q3');
     const muted = await createTestUser(roost, 'q4');
+    // Only accounts that opted into discovery are suggested (as on Mastodon).
+    await popular.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { discoverable: true } });
     await me.api(`/api/v1/accounts/${friend.account.id}/follow`, { method: 'POST' });
     await friend.api(`/api/v1/accounts/${popular.account.id}/follow`, { method: 'POST' });
     await friend.api(`/api/v1/accounts/${muted.account.id}/follow`, { method: 'POST' });
@@ -303,7 +305,8 @@ describe('across two instances', () => {
     await local.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { display_name: 'Updated Name', note: 'new bio' } });
     await eventually(async () => {
       const a = await other.services.db.em().findOne(AccountSchema, { id: localOnOther!.id });
-      return a?.displayName === 'Updated Name' && a.note === 'new bio';
+      // The actor's summary is the HTML the REST API renders for the bio (issue 8, item 18).
+      return a?.displayName === 'Updated Name' && a.note === '<p>new bio</p>';
     }, 20_000, 'the Update(Person)');
 
     // A Delete(Person) from the other side removes that account and its follows here.

@@ -73,7 +73,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
   // Several profiles at once (Mastodon 4.3): the visible ones, in the order asked.
   router.get('/api/v1/accounts', async (ctx) => {
     await authorizeIfGotToken(services, ctx, READ_ACCOUNTS);
-    const ids = paramStrings(ctx.query.id);
+    const ids = paramStrings(ctx.input.id);
     if (ids.length > MAX_ACCOUNTS_PER_REQUEST) throw new RoostError(422, `Too many accounts requested (maximum is ${MAX_ACCOUNTS_PER_REQUEST})`);
     return json(await renderAccounts(services, [...new Set(ids)], { visibleOnly: true }));
   });

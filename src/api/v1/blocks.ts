@@ -7,9 +7,9 @@ import type { Router } from '../../http/index.ts';
 import { json, paramString } from '../../http/index.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import type { Services } from '../../context.ts';
-import { requireUser } from '../auth.ts';
+import { optionalViewer, requireUser } from '../auth.ts';
 import { renderAccounts } from '../render.ts';
-import { viewerAccountListPage, viewerDomainBlocksPage, viewerMutesPage } from '../../services/reads/lists.ts';
+import { collectionOwner, viewerAccountListPage, viewerDomainBlocksPage, viewerMutesPage } from '../../services/reads/lists.ts';
 import { blockDomain, unblockDomain } from '../../services/relationships.ts';
 import { RoostError } from '../../lib/errors.ts';
 
@@ -27,6 +27,20 @@ export function blocksRoutes(router: Router, services: Services): void {
       return json(await renderAccounts(services, page.accountIds), { headers: link ? { link } : {} });
     });
   }
+
+  // The accounts an account features on its profile (Mastodon 4.4), public: the same account_pins
+  // rows /api/v1/endorsements pages for the viewer, read for the account in the path. Nothing for
+  // a viewer it blocks; a suspended account is not found.
+  router.get('/api/v1/accounts/:id/endorsements', async (ctx) => {
+    const viewer = await optionalViewer(services, ctx);
+    const owner = await collectionOwner(services, ctx.params.id, viewer?.account?.id ?? null);
+    if (owner === 'missing') throw new RoostError(404, 'Record not found');
+    if (owner === 'blocks-viewer') return json([]);
+    const p = pageParams(ctx);
+    const page = await viewerAccountListPage(services, 'account_pins', ctx.params.id, p);
+    const link = linkHeader(ctx.url, page.cursorIds, p, 'since_id');
+    return json(await renderAccounts(services, page.accountIds), { headers: link ? { link } : {} });
+  });
 
   router.get('/api/v1/mutes', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['follow', 'read:mutes']);

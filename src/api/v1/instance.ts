@@ -62,4 +62,7 @@ export function instanceV1Routes(router: Router, services: Services): void {
     json(serializeInstanceActivity(await instanceActivity(services))),
   );
   router.get('/api/v1/instance/languages', () => json(serializeInstanceLanguages()));
+  // Source language → target languages the translation backend offers; Roost has none, so {}
+  // (what Mastodon answers without DeepL or LibreTranslate configured).
+  router.get('/api/v1/instance/translation_languages', () => json({}));
 }

@@ -16,7 +16,7 @@ import { dismissSuggestion, suggestAccounts } from '../../services/suggestions.t
 export function suggestionRoutes(router: Router, services: Services): void {
   router.get('/api/v1/accounts/familiar_followers', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
-    const ids = paramStrings(ctx.query.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
+    const ids = paramStrings(ctx.input.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
     const familiar = await familiarFollowers(services, viewer.account.id, ids);
     const rendered = new Map((await renderAccounts(services, [...new Set([...familiar.values()].flat())])).map((a) => [a.id, a]));
     return json(ids.map((id) => ({ id, accounts: (familiar.get(id) ?? []).map((f) => rendered.get(f)).filter((a) => a !== undefined) })));

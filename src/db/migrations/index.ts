@@ -8,6 +8,7 @@ import { Migration20261122045000_suggestions_moves } from './Migration2026112204
 import { Migration20261122050000_notes_pins_domain_blocks } from './Migration20261122050000_notes_pins_domain_blocks.ts';
 import { Migration20261123010000_sanitize_remote_accounts } from './Migration20261123010000_sanitize_remote_accounts.ts';
 import { Migration20261123060000_account_stats } from './Migration20261123060000_account_stats.ts';
+import { Migration20261123160000_configured_texts } from './Migration20261123160000_configured_texts.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   Migration20261122050000_notes_pins_domain_blocks,
   Migration20261123010000_sanitize_remote_accounts,
   Migration20261123060000_account_stats,
+  Migration20261123160000_configured_texts,
 ];

@@ -3,6 +3,27 @@ import { Endpoints, Image, Person, Service, Group, Application, Organization, Pr
 import type { Context } from '@fedify/fedify';
 import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
 import type { Account } from '../../db/entities/index.ts';
+import { formatFieldValue, formatPlainText, handleKey, type MentionTarget } from '../../lib/text-format.ts';
+
+/** What the actor's HTML needs besides the row: the local domain and the accounts its bio mentions. */
+export interface ActorProfileFacts {
+  localDomain: string;
+  /** Known accounts the bio and fields mention, by handleKey (services/account-views.ts mentionTargets). */
+  mentions: ReadonlyMap<string, MentionTarget>;
+}
+
+const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
+
+/** The media type of a stored image, from its file extension (media-store names files by the sniffed type). */
+function imageType(url: string): string | null {
+  const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(new URL(url).pathname)?.[1]?.toLowerCase();
+  return (ext && IMAGE_TYPES[ext]) ?? null;
+}
+
+/** Mastodon publishes an actor's creation date rounded down to midnight UTC (as the REST created_at). */
+function creationDay(date: Date): Date {
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()));
+}
 
 const ACTOR_CLASSES = { Person, Service, Group, Application, Organization } as const;
 
@@ -11,16 +32,26 @@ export function toAsActor(
   account: Account,
   keys: { publicKey: CryptographicKey | null; assertionMethods: Multikey[] },
   movedTo: string | null = null,
+  profile: ActorProfileFacts = { localDomain: ctx.canonicalOrigin ? new URL(ctx.canonicalOrigin).host : '', mentions: new Map() },
 ): Person | Service | Group | Application | Organization {
   const cls = ACTOR_CLASSES[account.actorType as keyof typeof ACTOR_CLASSES] ?? Person;
   const id = ctx.getActorUri(account.username);
+  // The bio and field values as the REST API renders them (text-format.ts): peers show HTML, and
+  // a rel="me" link in a field value is what their link verification looks for.
+  const format = {
+    baseUrl: ctx.canonicalOrigin,
+    localDomain: profile.localDomain,
+    resolveMention: (username: string, domain: string | null) => profile.mentions.get(handleKey(username, domain)),
+  };
+  const image = (url: string | null | undefined) => (url ? new Image({ url: new URL(url), mediaType: imageType(url) }) : null);
   return new cls({
     id,
     preferredUsername: account.username,
-    name: account.displayName || null,
-    summary: account.note || null,
+    // Always present (Mastodon sends its display name, "" when none).
+    name: account.displayName,
+    summary: formatPlainText(account.note, format) || null,
     url: account.url ? new URL(account.url) : null,
-    published: toInstant(account.createdAt),
+    published: toInstant(creationDay(account.createdAt)),
     manuallyApprovesFollowers: account.locked,
     discoverable: account.discoverable ?? false,
     indexable: account.indexable,
@@ -33,9 +64,9 @@ export function toAsActor(
     endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
     publicKey: keys.publicKey,
     assertionMethods: keys.assertionMethods,
-    icon: account.avatarUrl ? new Image({ url: new URL(account.avatarUrl) }) : null,
-    image: account.headerUrl ? new Image({ url: new URL(account.headerUrl) }) : null,
-    attachments: account.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+    icon: image(account.avatarUrl),
+    image: image(account.headerUrl),
+    attachments: account.fields.map((f) => new PropertyValue({ name: f.name, value: formatFieldValue(f.value, format) })),
     // alsoKnownAs: the accounts this one says it also is (a Move to it is accepted from those).
     aliases: (account.alsoKnownAs ?? []).map((u) => new URL(u)),
     // movedTo: where this account went (a Move was sent); Mastodon shows the redirect from it.
@@ -44,9 +75,9 @@ export function toAsActor(
 }
 
 /** A local account's actor document with its published keys (RSA first, then Ed25519). */
-export async function localActor(ctx: Context<unknown>, account: Account, movedTo: string | null) {
+export async function localActor(ctx: Context<unknown>, account: Account, movedTo: string | null, profile?: ActorProfileFacts) {
   const pairs = await ctx.getActorKeyPairs(account.username);
-  return toAsActor(ctx, account, { publicKey: pairs[0]?.cryptographicKey ?? null, assertionMethods: pairs.map((p) => p.multikey) }, movedTo);
+  return toAsActor(ctx, account, { publicKey: pairs[0]?.cryptographicKey ?? null, assertionMethods: pairs.map((p) => p.multikey) }, movedTo, profile);
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Account } from '../../db/entities/index.ts';
 import type { AccountView } from '../../serializers/account.ts';
 import { accountColumns, accountFromRow } from './account-rows.ts';
 import { isId } from './page.ts';
+import { localProfileTexts, mentionTargets } from './mentions.ts';
 
 /** Accounts by id plus the view that renders them (every map filled for every account loaded). */
 export interface AccountPage {
@@ -35,7 +36,14 @@ export interface PageOptions {
  * the stats row and their highlighted role: one statement. Unknown ids are left out.
  */
 export async function loadAccountPage(services: Services, ids: readonly string[], opts: PageOptions = {}): Promise<AccountPage> {
-  const view: Required<AccountView> = { baseUrl: services.config.publicUrl, counts: new Map(), roles: new Map(), accounts: new Map() };
+  const view: Required<AccountView> = {
+    baseUrl: services.config.publicUrl,
+    localDomain: services.config.domain,
+    counts: new Map(),
+    roles: new Map(),
+    accounts: new Map(),
+    mentions: new Map(),
+  };
   const accounts = new Map<string, Account>();
   const wanted = [...new Set(ids)].filter(isId);
   if (wanted.length === 0) return { accounts, view };
@@ -64,13 +72,16 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
     });
     view.roles.set(account.id, row.role_id ? [{ id: row.role_id as string, name: (row.role_name as string) ?? '', color: (row.role_color as string) ?? '' }] : []);
   }
+  // Local bios and fields link the accounts they mention: one more query, only when one does.
+  view.mentions = await mentionTargets(services, localProfileTexts(view.accounts.values()));
   return { accounts, view };
 }
 
-/** A local account's followers and following counts from its stats row (null: no such account). Fedify's collection counters. */
-export async function localAccountCounters(services: Services, username: string): Promise<{ followers: number; following: number } | null> {
-  const [row] = await services.db.sql.query<{ followers: number; following: number }>(
-    `select coalesce(s.followers_count, 0)::int as followers, coalesce(s.following_count, 0)::int as following
+/** A local account's followers, following and statuses counts from its stats row (null: no such account). Fedify's collection counters. */
+export async function localAccountCounters(services: Services, username: string): Promise<{ followers: number; following: number; statuses: number } | null> {
+  const [row] = await services.db.sql.query<{ followers: number; following: number; statuses: number }>(
+    `select coalesce(s.followers_count, 0)::int as followers, coalesce(s.following_count, 0)::int as following,
+            coalesce(s.statuses_count, 0)::int as statuses
        from accounts a left join account_stats s on s.account_id = a.id
       where a.domain is null and a.username ilike $1`,
     [username.replace(/[\\%_]/g, '\\$&')],

@@ -9,6 +9,7 @@ import type { AccountView } from '../../serializers/account.ts';
 import { notFound } from '../../lib/errors.ts';
 import { accountColumns, accountFromRow, userColumns, userFromRow } from './account-rows.ts';
 import { loadAccountPage } from './accounts.ts';
+import { localProfileTexts, mentionTargets } from './mentions.ts';
 
 /** Mastodon shows at most this many pending requests in the credentials (FollowRequest…limit(40).count). */
 export const FOLLOW_REQUESTS_COUNT_CAP = 40;
@@ -62,6 +63,9 @@ export async function loadCredentialAccount(services: Services, accountId: strin
     }]]),
     roles: new Map([[account.id, role?.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : []]]),
     accounts: new Map(),
+    localDomain: services.config.domain,
+    // The bio and fields link the accounts they mention: a query only when they mention one.
+    mentions: await mentionTargets(services, localProfileTexts([account])),
   };
   if (account.movedToAccountId) {
     // A moved local account: the moved-to account nests with its own counters (rare: a second query).

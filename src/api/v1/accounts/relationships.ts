@@ -96,19 +96,24 @@ export function accountRelationshipRoutes(router: Router, services: Services): v
     return json(await relationshipOf(services, viewer, id));
   });
 
-  router.post('/api/v1/accounts/:id/pin', async (ctx) => {
+  // Featuring an account on one's profile: `endorse`/`unendorse` since Mastodon 4.4, `pin`/`unpin`
+  // before (still served by it); one implementation under both names.
+  const endorse = async (ctx: RequestContext) => {
     const viewer = await requireUser(services, ctx, ['write', 'write:accounts']);
     const id = targetId(ctx);
     await endorseAccount(services, viewer.account.id, id);
     return json(await relationshipOf(services, viewer, id));
-  });
-
-  router.post('/api/v1/accounts/:id/unpin', async (ctx) => {
+  };
+  const unendorse = async (ctx: RequestContext) => {
     const viewer = await requireUser(services, ctx, ['write', 'write:accounts']);
     const id = targetId(ctx);
     await unendorseAccount(services, viewer.account.id, id);
     return json(await relationshipOf(services, viewer, id));
-  });
+  };
+  router.post('/api/v1/accounts/:id/endorse', endorse);
+  router.post('/api/v1/accounts/:id/pin', endorse);
+  router.post('/api/v1/accounts/:id/unendorse', unendorse);
+  router.post('/api/v1/accounts/:id/unpin', unendorse);
 
   router.post('/api/v1/accounts/:id/remove_from_followers', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['follow', 'write:follows']);
@@ -119,7 +124,7 @@ export function accountRelationshipRoutes(router: Router, services: Services): v
 
   router.get('/api/v1/accounts/relationships', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
-    const ids = paramStrings(ctx.query.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
+    const ids = paramStrings(ctx.input.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
     const facts = await relationshipFacts(services, viewer.account.id, ids);
     // In the order asked, unknown ids left out (as Mastodon does).
     return json(ids.filter((id) => facts.has(id)).map((id) => serializeRelationship(id, facts.get(id)!)));
