@@ -3,6 +3,7 @@
  * The `roost` command: start, migrate, accounts. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout.
  */
+import './node-version.ts'; // first: refuses an old Node before anything else loads
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from '../config/index.ts';
 import { loadOrCreateSecrets } from '../config/secrets.ts';
