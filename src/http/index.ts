@@ -37,7 +37,7 @@
 //   parseQuery, buildParams, normalizeJson; coercion for services: paramBool, paramInt,
 //   paramString, paramArray, paramStrings.
 
-export { startHttpServer, type HttpServer, type HttpServerOptions } from './server.ts';
+export { startHttpServer, ListenError, type HttpServer, type HttpServerOptions } from './server.ts';
 export { Router, isMethodNotAllowed, type Handler, type RouteMatch, type MethodNotAllowed } from './router.ts';
 export type { RequestContext, UploadedFile } from './context.ts';
 export { json, jsonText, stringResponse, StringResponse, JSON_CONTENT_TYPE } from './response.ts';
