@@ -9,6 +9,7 @@ import path from 'node:path';
 export type RegistrationsMode = 'open' | 'approval' | 'closed';
 export type FederationMode = 'open' | 'allowlist';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogFormat = 'json' | 'pretty';
 
 export interface InstanceRule {
   text: string;
@@ -42,6 +43,8 @@ export interface RoostConfig {
   };
   federation: { mode: FederationMode; allowPrivateAddresses: boolean };
   logLevel: LogLevel;
+  /** 'json' or 'pretty'; null: pretty on a terminal, JSON otherwise. */
+  logFormat: LogFormat | null;
 }
 
 export class ConfigError extends Error {
@@ -242,6 +245,12 @@ const SPECS: Record<string, KeySpec> = {
     file: 'logLevel',
     parse: oneOf<LogLevel>('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
     default: () => 'info',
+  },
+  logFormat: {
+    env: 'ROOST_LOG_FORMAT',
+    file: 'logFormat',
+    parse: (raw, key) => (raw === null || raw === '' ? null : oneOf<LogFormat>('json', 'pretty')(raw, key)),
+    default: () => null,
   },
 };
 

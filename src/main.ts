@@ -48,7 +48,7 @@ export interface RoostServices {
 
 /** The database and services without the HTTP server: what the CLI needs. */
 export async function openRoostServices(config: RoostConfig, opts: OpenOptions = {}): Promise<RoostServices> {
-  const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination);
+  const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
   const secrets = loadOrCreateSecrets(config.dataDir);
   let lock: DataDirLock | undefined;
   if (!config.databaseUrl && !opts.pglite) lock = lockDataDir(config.dataDir);
@@ -111,7 +111,7 @@ const starting = () => Response.json({ error: 'Roost is starting; try again in a
 
 export async function startRoost(config: RoostConfig, opts: StartOptions = {}): Promise<RunningRoost> {
   const t0 = performance.now();
-  const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination);
+  const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
   // The port first: a port in use stops the start before the data directory or database is
   // touched. With domainFromPort the app behind it is built once the port, and so the instance's
   // own URL, is known.
