@@ -3,7 +3,7 @@
  * The `roost` command: start, migrate, accounts. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
-import './node-version.ts'; // first: refuses an old Node before anything else loads
+import './node-version.mjs'; // first: refuses an old Node before anything else loads
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, ConfigError } from '../config/index.ts';
 import { startRoost, openRoostServices, federationOn, VERSION } from './main.ts';

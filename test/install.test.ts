@@ -9,7 +9,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { nodeVersionProblem } from '../src/node-version.ts';
+import { nodeVersionProblem } from '../src/node-version.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -31,11 +31,11 @@ function packageOf(spec: string): string {
 }
 
 describe('a production install', () => {
-  it('loads nothing from devDependencies on the way from src/cli.ts', () => {
+  it('loads nothing from devDependencies on the way from src/roost.mjs (the roost command)', () => {
     const builtins = new Set(builtinModules);
     const seen = new Set<string>();
     const packages = new Map<string, string>();
-    const queue = [path.join(root, 'src/cli.ts')];
+    const queue = [path.join(root, 'src/roost.mjs')];
     while (queue.length) {
       const file = queue.pop()!;
       if (seen.has(file)) continue;
@@ -63,6 +63,19 @@ describe('a production install', () => {
       'roost: Node.js 24 or newer runs Roost; this is Node.js 20.20.2. npm installs Node 24 into node_modules/.bin: ' +
         'start Roost with `npm start` or `npx roost …`, which use it, rather than calling `node` directly.',
     );
+  });
+
+  it('the roost command on the system Node says which Node it needs, or runs', () => {
+    const PATH = (process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules')).join(path.delimiter);
+    const system = spawnSync('node', ['-p', 'process.versions.node'], { env: { PATH }, encoding: 'utf8' });
+    expect(system.status).toBe(0);
+    const res = spawnSync('node', [path.join(root, 'src/roost.mjs'), '--version'], { cwd: root, env: { PATH }, encoding: 'utf8' });
+    const problem = nodeVersionProblem(system.stdout.trim());
+    if (problem) expect([res.status, res.stderr, res.stdout]).toEqual([1, `${problem}\n`, '']);
+    else expect([res.status, res.stdout]).toEqual([0, `roost ${pkg.version}\n`]);
+    // And on this Node (the project's 24), through npm as a newcomer runs it.
+    const npx = spawnSync('npm', ['run', '--silent', 'roost', '--', '--version'], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, encoding: 'utf8' });
+    expect([npx.status, npx.stdout]).toEqual([0, `roost ${pkg.version}\n`]);
   });
 
   it('npm on the system Node prints no EBADENGINE warning for a production install', () => {

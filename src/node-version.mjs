@@ -1,11 +1,12 @@
-/**
- * Imported first by src/cli.ts, before anything else loads: Roost runs on Node 24, the one the
- * `node` dependency installs into node_modules/.bin (npm scripts and npx run it). The system's
- * Node only runs npm; started by hand with an older one, say so instead of failing somewhere deep.
- */
+// Plain JavaScript, so any Node can read it (an old one cannot even load a .ts file): imported
+// first by src/roost.mjs (the `roost` command, `npm start`) and by src/cli.ts. Roost runs on
+// Node 24, the one the `node` dependency installs into node_modules/.bin (npm scripts and npx run
+// it); the system's Node only runs npm. Started with an older one, say so and stop.
+
 export const REQUIRED_NODE_MAJOR = 24;
 
-export function nodeVersionProblem(version: string = process.versions.node): string | null {
+/** The message for a Node too old to run Roost, or null. */
+export function nodeVersionProblem(version = process.versions.node) {
   const major = Number(version.split('.')[0]);
   if (major >= REQUIRED_NODE_MAJOR) return null;
   return (
