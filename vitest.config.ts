@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
     include: ['test/**/*.test.ts', 'actors/**/*.test.ts', 'src/**/*.test.ts', 'config/**/*.test.ts'],
-    // The real-browser tests need Chromium: `npm run test:browser` (vitest.browser.config.ts).
+    // The real-browser tests need Chromium: `npm run test:browser` (test/browser/vitest.config.ts).
     exclude: ['test/browser/**', '**/node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
