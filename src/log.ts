@@ -101,8 +101,9 @@ export function routeFedifyLogs(log: Logger): void {
     },
     loggers: [
       { category: 'fedify', sinks: ['pino'], lowestLevel: 'warning' },
-      // Fedify logs every request it answers; Roost's access log already has each one, with its id.
-      { category: ['fedify', 'federation', 'http'], sinks: [], parentSinks: 'override' },
+      // Fedify logs every request it answers (a 404 as a warning); Roost's access log already has
+      // each one, with its id. Its errors (a handler that threw) still come through.
+      { category: ['fedify', 'federation', 'http'], sinks: [], lowestLevel: 'error' },
       { category: ['logtape', 'meta'], sinks: [], lowestLevel: 'warning' },
     ],
   });
