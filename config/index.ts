@@ -9,6 +9,7 @@ import path from 'node:path';
 export type RegistrationsMode = 'open' | 'approval' | 'closed';
 export type FederationMode = 'open' | 'allowlist';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogFormat = 'json' | 'pretty';
 
 export interface InstanceRule {
   text: string;
@@ -44,6 +45,8 @@ export interface RoostConfig {
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
   limits: InstanceLimits;
+  /** 'json' or 'pretty'; null: pretty on a terminal, JSON otherwise. */
+  logFormat: LogFormat | null;
 }
 
 // --- limits -------------------------------------------------------------------------------------
@@ -272,15 +275,22 @@ function isPrivateHost(d: string): boolean {
 }
 
 const SPECS: Record<string, KeySpec> = {
-  domain: { env: 'ROOST_DOMAIN', file: 'domain', parse: domain, default: () => 'localhost:3000' },
+  host: { env: 'ROOST_HOST', file: 'host', parse: str({ nonEmpty: true }), default: () => '127.0.0.1' },
+  port: { env: 'ROOST_PORT', file: 'port', parse: integer(0, 65535), default: () => 3000 },
+  // The identity follows the port: localhost:PORT. Port 0 (any free port, tests and benchmarks)
+  // names no port, so it keeps localhost:3000 unless ROOST_DOMAIN says otherwise.
+  domain: {
+    env: 'ROOST_DOMAIN',
+    file: 'domain',
+    parse: domain,
+    default: (c) => `localhost:${(c.port as number) || 3000}`,
+  },
   publicUrl: {
     env: 'ROOST_PUBLIC_URL',
     file: 'publicUrl',
     parse: httpUrl,
     default: (c) => `${isPrivateHost(c.domain as string) ? 'http' : 'https'}://${c.domain}`,
   },
-  host: { env: 'ROOST_HOST', file: 'host', parse: str({ nonEmpty: true }), default: () => '127.0.0.1' },
-  port: { env: 'ROOST_PORT', file: 'port', parse: integer(0, 65535), default: () => 3000 },
   dataDir: { env: 'ROOST_DATA_DIR', file: 'dataDir', parse: str({ nonEmpty: true }), default: () => './data' },
   databaseUrl: { env: 'ROOST_DATABASE_URL', file: 'databaseUrl', parse: pgUrl, default: () => undefined },
   'registrations.mode': {
@@ -337,6 +347,12 @@ const SPECS: Record<string, KeySpec> = {
     file: 'logLevel',
     parse: oneOf<LogLevel>('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
     default: () => 'info',
+  },
+  logFormat: {
+    env: 'ROOST_LOG_FORMAT',
+    file: 'logFormat',
+    parse: (raw, key) => (raw === null || raw === '' ? null : oneOf<LogFormat>('json', 'pretty')(raw, key)),
+    default: () => null,
   },
 };
 

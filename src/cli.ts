@@ -1,44 +1,44 @@
 #!/usr/bin/env node
 /**
  * The `roost` command: start, migrate, accounts. Run it as `npx roost …` or `npm run roost -- …`
- * from the checkout.
+ * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
-import { parseArgs } from 'node:util';
+import './node-version.mjs'; // first: refuses an old Node before anything else loads
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, ConfigError } from '../config/index.ts';
-import { loadOrCreateSecrets } from '../config/secrets.ts';
-import { startRoost, openRoostServices, federationOn } from './main.ts';
+import { startRoost, openRoostServices, federationOn, VERSION } from './main.ts';
 import { sendControlCommand } from './control/socket.ts';
 import { runCommand, type CommandArgs } from './control/commands.ts';
 import { RoostError } from './lib/errors.ts';
 import { DataDirLockedError } from './control/lock.ts';
+import { ListenError } from './http/index.ts';
 
-const USAGE = `Usage: roost <command>
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
-  roost start                         serve Roost in the foreground
-  roost migrate                       apply pending database migrations and exit
-  roost accounts create USERNAME --email EMAIL [--confirmed] [--role Owner|Admin|Moderator]
-                                      create a local account; prints "New password: …" last
-  roost accounts modify USERNAME [--role ROLE | --remove-role] [--approve] [--confirm] [--disable | --enable]
-                                      change a local account's role, approval, confirmation or login
-  roost accounts alias USERNAME [--add ACCOUNT]... [--remove ACCOUNT]...
-                                      add or remove aliases (alsoKnownAs): the accounts a Move to
-                                      USERNAME is accepted from; ACCOUNT is user@domain or an actor URL
-  roost accounts migrate USERNAME --target ACCOUNT [--force] | --replay
-                                      move a local account to ACCOUNT (which must list it as an alias):
-                                      local followers move at once, Move goes to the other servers;
-                                      --replay sends the Move again, --force moves an account that
-                                      already redirects elsewhere
+interface CliCommand {
+  /** The synopsis line(s), after "roost ". */
+  usage: string;
+  /** One or two lines of what it does. */
+  summary: string;
+  options: Options;
+  run(values: Values, positionals: string[]): Promise<void>;
+}
 
-Configuration comes from ROOST_* environment variables and an optional roost.config.json
+const FOOTER = `Configuration comes from ROOST_* environment variables and an optional roost.config.json
 (see README.md).`;
 
-function die(message: string, code = 1): never {
-  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
-  process.exit(code);
+class UsageError extends Error {
+  /** Whose usage to print after the message: a command, a group, or '' for everything. */
+  readonly usage: string;
+  constructor(message: string, usage: string) {
+    super(message);
+    this.usage = usage;
+  }
 }
 
 /** Runs an operator command in the running server when it holds the embedded database, else here. */
-async function operatorCommand(name: string, args: CommandArgs): Promise<Record<string, unknown>> {
+async function operatorCommand(name: string, args: CommandArgs, open: { migrate?: boolean } = {}): Promise<Record<string, unknown>> {
   const config = loadConfig();
   if (!config.databaseUrl) {
     const reply = await sendControlCommand(config.dataDir, name, args);
@@ -49,7 +49,7 @@ async function operatorCommand(name: string, args: CommandArgs): Promise<Record<
       });
     }
   }
-  const roost = await openRoostServices(config, { logLevel: 'warn' });
+  const roost = await openRoostServices(config, { logLevel: 'warn', ...open });
   try {
     return await runCommand(roost.services, name, args, { federation: federationOn(roost.services) });
   } finally {
@@ -57,13 +57,18 @@ async function operatorCommand(name: string, args: CommandArgs): Promise<Record<
   }
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'start': {
-      const config = loadConfig();
-      loadOrCreateSecrets(config.dataDir);
-      const roost = await startRoost(config);
+function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+const COMMANDS: Record<string, CliCommand> = {
+  start: {
+    usage: 'start',
+    summary: 'serve Roost in the foreground; SIGTERM/SIGINT stop it gracefully',
+    options: {},
+    async run() {
+      // startRoost binds the port before it writes anything into the data directory.
+      const roost = await startRoost(loadConfig());
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -74,129 +79,224 @@ async function main(argv: string[]): Promise<void> {
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));
       process.on('SIGINT', () => void stop('SIGINT'));
-      return;
-    }
-    case 'migrate': {
-      const config = loadConfig();
-      const roost = await openRoostServices(config, { logLevel: 'warn', migrate: false });
-      try {
-        const applied = await roost.services.db.migrate();
-        process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');
-      } finally {
-        await roost.close();
-      }
-      return;
-    }
-    case 'accounts': {
-      const [sub, ...args] = rest;
-      if (sub === 'modify') {
-        const { values, positionals } = parseArgs({
-          args,
-          allowPositionals: true,
-          options: {
-            role: { type: 'string' },
-            'remove-role': { type: 'boolean', default: false },
-            approve: { type: 'boolean', default: false },
-            confirm: { type: 'boolean', default: false },
-            disable: { type: 'boolean', default: false },
-            enable: { type: 'boolean', default: false },
-          },
-        });
-        if (positionals.length !== 1) die(`roost accounts modify: give exactly one USERNAME\n\n${USAGE}`, 2);
-        if (values.disable && values.enable) die('roost accounts modify: --disable and --enable exclude each other', 2);
-        if (values.role && values['remove-role']) die('roost accounts modify: --role and --remove-role exclude each other', 2);
-        const result = await operatorCommand('accounts.modify', {
-          username: positionals[0],
-          role: values.role,
-          removeRole: values['remove-role'],
-          approve: values.approve,
-          confirm: values.confirm,
-          disable: values.disable,
-          enable: values.enable,
-        });
-        process.stdout.write(`OK: ${result.username}: ${(result.changes as string[]).join(', ')}\n`);
-        return;
-      }
-      if (sub === 'alias') {
-        const { values, positionals } = parseArgs({
-          args,
-          allowPositionals: true,
-          options: { add: { type: 'string', multiple: true }, remove: { type: 'string', multiple: true } },
-        });
-        if (positionals.length !== 1) die(`roost accounts alias: give exactly one USERNAME\n\n${USAGE}`, 2);
-        if (!values.add?.length && !values.remove?.length) die('roost accounts alias: give --add or --remove', 2);
-        const result = await operatorCommand('accounts.alias', { username: positionals[0], add: values.add ?? [], remove: values.remove ?? [] });
-        const aliases = result.aliases as string[];
-        process.stdout.write(`OK: ${result.username} is also known as: ${aliases.length ? aliases.join(', ') : '(nobody)'}\n`);
-        return;
-      }
-      if (sub === 'migrate') {
-        const { values, positionals } = parseArgs({
-          args,
-          allowPositionals: true,
-          options: { target: { type: 'string' }, replay: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } },
-        });
-        if (positionals.length !== 1) die(`roost accounts migrate: give exactly one USERNAME\n\n${USAGE}`, 2);
-        if (!values.target && !values.replay) die('roost accounts migrate: give --target ACCOUNT, or --replay', 2);
-        if (values.replay && values.force) die('roost accounts migrate: --replay and --force exclude each other', 2);
-        const result = await operatorCommand('accounts.migrate', {
-          username: positionals[0],
-          target: values.target,
-          replay: values.replay,
-          force: values.force,
-        });
-        process.stdout.write(
-          result.replayed
-            ? `OK: the Move of ${result.username} to ${result.target} is sent again\n`
-            : `OK: ${result.username} moved to ${result.target}; ${result.migrated} local follower(s) moved, ${result.failed} could not; the Move is on its way to the other servers\n`,
-        );
-        return;
-      }
-      if (sub !== 'create') die(`roost accounts: unknown subcommand ${sub ?? '(none)'}\n\n${USAGE}`, 2);
-      const { values, positionals } = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          email: { type: 'string' },
-          confirmed: { type: 'boolean', default: false },
-          role: { type: 'string' },
-        },
-      });
+    },
+  },
+  migrate: {
+    usage: 'migrate',
+    summary: 'apply pending database migrations and exit (through the running server when one holds the data directory)',
+    options: {},
+    async run() {
+      const result = await operatorCommand('migrate', {}, { migrate: false });
+      const applied = result.applied as string[];
+      out(applied.length ? `Applied: ${applied.join(', ')}` : 'The database is up to date.');
+    },
+  },
+  'accounts list': {
+    usage: 'accounts list',
+    summary: 'list the local accounts: username, role, confirmed, approved, disabled, created',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost accounts list: takes no arguments', 'accounts list');
+      const { accounts } = (await operatorCommand('accounts.list', {})) as {
+        accounts: { username: string; role: string | null; confirmed: boolean; approved: boolean; disabled: boolean; createdAt: string }[];
+      };
+      if (accounts.length === 0) return out('No local accounts.');
+      const yes = (b: boolean) => (b ? 'yes' : 'no');
+      const rows = [
+        ['USERNAME', 'ROLE', 'CONFIRMED', 'APPROVED', 'DISABLED', 'CREATED'],
+        ...accounts.map((a) => [a.username, a.role ?? '-', yes(a.confirmed), yes(a.approved), yes(a.disabled), a.createdAt.replace(/\.\d+Z$/, 'Z')]),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'accounts create': {
+    usage: 'accounts create USERNAME --email EMAIL [--confirmed] [--role Owner|Admin|Moderator]',
+    summary: 'create a local account; prints "New password: …" last',
+    options: { email: { type: 'string' }, confirmed: { type: 'boolean', default: false }, role: { type: 'string' } },
+    async run(values, positionals) {
       const username = positionals[0];
-      if (!username || positionals.length > 1) die(`roost accounts create: give exactly one USERNAME\n\n${USAGE}`, 2);
-      if (!values.email) die('roost accounts create: --email is required', 2);
-      const result = await operatorCommand('accounts.create', {
-        username,
-        email: values.email,
-        confirmed: values.confirmed,
+      if (!username || positionals.length > 1) throw new UsageError('roost accounts create: give exactly one USERNAME', 'accounts create');
+      if (!values.email) throw new UsageError('roost accounts create: --email is required', 'accounts create');
+      const result = await operatorCommand('accounts.create', { username, email: values.email, confirmed: values.confirmed, role: values.role });
+      out(`OK\nNew password: ${result.password}`);
+    },
+  },
+  'accounts modify': {
+    usage: 'accounts modify USERNAME [--role ROLE | --remove-role] [--approve] [--confirm] [--disable | --enable]',
+    summary: "change a local account's role, approval, confirmation or login",
+    options: {
+      role: { type: 'string' },
+      'remove-role': { type: 'boolean', default: false },
+      approve: { type: 'boolean', default: false },
+      confirm: { type: 'boolean', default: false },
+      disable: { type: 'boolean', default: false },
+      enable: { type: 'boolean', default: false },
+    },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost accounts modify: give exactly one USERNAME', 'accounts modify');
+      if (values.disable && values.enable) throw new UsageError('roost accounts modify: --disable and --enable exclude each other', 'accounts modify');
+      if (values.role && values['remove-role']) throw new UsageError('roost accounts modify: --role and --remove-role exclude each other', 'accounts modify');
+      const result = await operatorCommand('accounts.modify', {
+        username: positionals[0],
         role: values.role,
+        removeRole: values['remove-role'],
+        approve: values.approve,
+        confirm: values.confirm,
+        disable: values.disable,
+        enable: values.enable,
       });
-      process.stdout.write(`OK\nNew password: ${result.password}\n`);
-      return;
-    }
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      return;
-    default:
-      die(`roost: unknown command ${command}\n\n${USAGE}`, 2);
+      out(`OK: ${result.username}: ${(result.changes as string[]).join(', ')}`);
+    },
+  },
+  'accounts alias': {
+    usage: 'accounts alias USERNAME [--add ACCOUNT]... [--remove ACCOUNT]...',
+    summary: 'add or remove aliases (alsoKnownAs): the accounts a Move to USERNAME is accepted from;\nACCOUNT is user@domain or an actor URL',
+    options: { add: { type: 'string', multiple: true }, remove: { type: 'string', multiple: true } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost accounts alias: give exactly one USERNAME', 'accounts alias');
+      const add = (values.add as string[] | undefined) ?? [];
+      const remove = (values.remove as string[] | undefined) ?? [];
+      if (!add.length && !remove.length) throw new UsageError('roost accounts alias: give --add or --remove', 'accounts alias');
+      const result = await operatorCommand('accounts.alias', { username: positionals[0], add, remove });
+      const aliases = result.aliases as string[];
+      out(`OK: ${result.username} is also known as: ${aliases.length ? aliases.join(', ') : '(nobody)'}`);
+    },
+  },
+  'accounts migrate': {
+    usage: 'accounts migrate USERNAME --target ACCOUNT [--force] | --replay',
+    summary:
+      'move a local account to ACCOUNT (which must list it as an alias): local followers move at once,\n' +
+      'Move goes to the other servers; --replay sends the Move again, --force moves an account that\nalready redirects elsewhere',
+    options: { target: { type: 'string' }, replay: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost accounts migrate: give exactly one USERNAME', 'accounts migrate');
+      if (!values.target && !values.replay) throw new UsageError('roost accounts migrate: give --target ACCOUNT, or --replay', 'accounts migrate');
+      if (values.replay && values.force) throw new UsageError('roost accounts migrate: --replay and --force exclude each other', 'accounts migrate');
+      const result = await operatorCommand('accounts.migrate', { username: positionals[0], target: values.target, replay: values.replay, force: values.force });
+      out(
+        result.replayed
+          ? `OK: the Move of ${result.username} to ${result.target} is sent again`
+          : `OK: ${result.username} moved to ${result.target}; ${result.migrated} local follower(s) moved, ${result.failed} could not; the Move is on its way to the other servers`,
+      );
+    },
+  },
+};
+
+function describe(names: string[]): string {
+  return names
+    .map((n) => {
+      const c = COMMANDS[n];
+      const summary = c.summary.split('\n').map((l) => `      ${l}`).join('\n');
+      return `  roost ${c.usage}\n${summary}`;
+    })
+    .join('\n');
+}
+
+/** Usage of one command, of a group ("accounts"), or of everything (""). */
+export function usage(of = ''): string {
+  const names = Object.keys(COMMANDS).filter((n) => of === '' || n === of || n.startsWith(`${of} `));
+  const head = of === '' ? 'Usage: roost <command> [options]\n\n  roost --help | --version\n' : `Usage:\n`;
+  return `${head}${describe(names)}\n\nEvery command takes --help.\n${FOOTER}`;
+}
+
+function parse(name: string, args: string[]): { values: Values; positionals: string[] } | 'help' {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: { ...COMMANDS[name].options, help: { type: 'boolean', short: 'h', default: false } },
+    });
+    if (values.help) return 'help';
+    return { values: values as Values, positionals };
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (!err.code?.startsWith('ERR_PARSE_ARGS')) throw e;
+    const option = /'(-[^']*)'/.exec(err.message)?.[1];
+    const problem =
+      err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? `unknown option ${option}`
+        : err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
+          ? err.message.replace(/\.$/, '').replace(/^Option '([^']+)'/, 'option $1').replace(/ argument missing$/, ' needs a value')
+          : err.message;
+    throw new UsageError(`roost ${name}: ${problem}`, name);
   }
 }
 
-main(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof ConfigError) die(`roost: ${e.message}`, 78);
-  if (e instanceof DataDirLockedError) {
-    die(`roost: ${e.message} Stop that process first, or run this command while it is serving (it answers on its control socket).`);
+async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h') {
+    out(usage());
+    return 0;
   }
-  if (e instanceof RoostError) {
-    const details = e.details
-      ? Object.entries(e.details)
-          .map(([k, errs]) => errs.map((x) => `  ${k}: ${x.description} (${x.error})`).join('\n'))
-          .join('\n')
-      : '';
-    die(`roost: ${e.message}${details ? `\n${details}` : ''}`);
+  if (first === '--version' || first === '-V' || first === 'version') {
+    out(`roost ${VERSION}`);
+    return 0;
   }
-  die(`roost: ${(e as Error).stack ?? String(e)}`);
-});
+  if (first === 'help') {
+    const of = rest.join(' ');
+    if (of && !Object.keys(COMMANDS).some((n) => n === of || n.startsWith(`${of} `))) throw new UsageError(`roost help: no command ${of}`, '');
+    out(usage(of));
+    return 0;
+  }
+  if (first.startsWith('-')) throw new UsageError(`roost: unknown option ${first}`, '');
+  // "accounts create …": the longest command name the arguments start with.
+  const sub = rest[0];
+  const name = sub !== undefined && COMMANDS[`${first} ${sub}`] ? `${first} ${sub}` : first;
+  const args = name === first ? rest : rest.slice(1);
+  if (!COMMANDS[name]) {
+    const group = Object.keys(COMMANDS).some((n) => n.startsWith(`${first} `));
+    if (!group) throw new UsageError(`roost: unknown command ${first}`, '');
+    if (sub === undefined) {
+      process.stderr.write(`${usage(first)}\n`);
+      return 2;
+    }
+    if (sub === '--help' || sub === '-h') {
+      out(usage(first));
+      return 0;
+    }
+    throw new UsageError(`roost ${first}: unknown subcommand ${sub}`, first);
+  }
+  const parsed = parse(name, args);
+  if (parsed === 'help') {
+    out(usage(name));
+    return 0;
+  }
+  await COMMANDS[name].run(parsed.values, parsed.positionals);
+  return 0;
+}
+
+function die(message: string, code = 1): never {
+  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
+  process.exit(code);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (e: unknown) => {
+    if (e instanceof UsageError) die(`${e.message}\n\n${usage(e.usage)}`, 2);
+    if (e instanceof ConfigError) die(`roost: ${e.message}`, 78);
+    if (e instanceof ListenError) {
+      die(
+        e.code === 'EADDRINUSE'
+          ? `roost: port ${e.port} on ${e.host} is already in use by another process: stop it, or set ROOST_PORT to a free port.`
+          : `roost: ${e.message}: check ROOST_HOST and ROOST_PORT.`,
+      );
+    }
+    if (e instanceof DataDirLockedError) {
+      die(`roost: ${e.message} Stop that process first, or run this command while it is serving (it answers on its control socket).`);
+    }
+    if (e instanceof RoostError) {
+      const details = e.details
+        ? Object.entries(e.details)
+            .map(([k, errs]) => errs.map((x) => `  ${k}: ${x.description} (${x.error})`).join('\n'))
+            .join('\n')
+        : '';
+      die(`roost: ${e.message}${details ? `\n${details}` : ''}`);
+    }
+    die(`roost: ${(e as Error).stack ?? String(e)}`);
+  },
+);

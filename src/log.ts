@@ -5,11 +5,31 @@
  */
 import { writeSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
+import { prettyFactory, isColorSupported } from 'pino-pretty';
 import { configureSync, type LogRecord } from '@logtape/logtape';
-import type { LogLevel } from '../config/index.ts';
+import type { LogFormat, LogLevel } from '../config/index.ts';
 
-export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
-  return pino({ level, base: { app: 'roost' } }, destination ?? batchedStdout());
+/**
+ * `format`: 'json' (one JSON object a line, for log collectors), 'pretty' (a time, the level's name
+ * and the message, for a person at a terminal), or null: pretty when stdout is a terminal.
+ */
+export function createLogger(level: LogLevel, destination?: pino.DestinationStream, format: LogFormat | null = null): Logger {
+  return pino({ level, base: { app: 'roost' } }, destination ?? stdoutDestination(resolveLogFormat(format, process.stdout.isTTY === true)));
+}
+
+export function resolveLogFormat(format: LogFormat | null, isTTY: boolean): LogFormat {
+  return format ?? (isTTY ? 'pretty' : 'json');
+}
+
+/** pino's JSON line → a line for people: "[16:04:05.123] INFO: (http) request {…}". */
+export function prettyLine(colorize = false): (line: string) => string {
+  return prettyFactory({
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,app,module',
+    messageFormat: '{if module}({module}) {end}{msg}',
+    singleLine: true,
+  });
 }
 
 /**
@@ -18,7 +38,7 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
  * default writes each line synchronously; its async mode was slower here. Measured in
  * test/bench/http (the "batched" row). Lines pending at exit are flushed.
  */
-export function batchedDestination(fd: number): pino.DestinationStream & { flushSync(): void } {
+export function batchedDestination(fd: number, format?: (line: string) => string): pino.DestinationStream & { flushSync(): void } {
   let pending: string[] = [];
   let scheduled = false;
   const flushSync = () => {
@@ -31,7 +51,7 @@ export function batchedDestination(fd: number): pino.DestinationStream & { flush
   flushAtExit.add(flushSync);
   return {
     write(line: string) {
-      pending.push(line);
+      pending.push(format ? format(line) : line);
       if (!scheduled) {
         scheduled = true;
         setImmediate(flushSync);
@@ -46,9 +66,14 @@ process.once('exit', () => {
   for (const flush of flushAtExit) flush();
 });
 
-let stdoutDestination: (pino.DestinationStream & { flushSync(): void }) | undefined;
-function batchedStdout() {
-  return (stdoutDestination ??= batchedDestination(1));
+const stdoutDestinations = new Map<LogFormat, pino.DestinationStream & { flushSync(): void }>();
+function stdoutDestination(format: LogFormat) {
+  let d = stdoutDestinations.get(format);
+  if (!d) {
+    d = format === 'pretty' ? batchedDestination(1, prettyLine(isColorSupported)) : batchedDestination(1);
+    stdoutDestinations.set(format, d);
+  }
+  return d;
 }
 
 let logtapeConfigured = false;
@@ -76,6 +101,9 @@ export function routeFedifyLogs(log: Logger): void {
     },
     loggers: [
       { category: 'fedify', sinks: ['pino'], lowestLevel: 'warning' },
+      // Fedify logs every request it answers (a 404 as a warning); Roost's access log already has
+      // each one, with its id. Its errors (a handler that threw) still come through.
+      { category: ['fedify', 'federation', 'http'], sinks: [], lowestLevel: 'error' },
       { category: ['logtape', 'meta'], sinks: [], lowestLevel: 'warning' },
     ],
   });

@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, routeFedifyLogs } from './log.ts';
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startControlSocket } from './control/socket.ts';
+import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, type RoostFederation } from './federation/index.ts';
 import { guardInbox } from './federation/inbox-guard.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
@@ -30,6 +31,8 @@ import { buildRouter } from './api/routes.ts';
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 export interface OpenOptions {
+  /** A logger already made (startRoost makes one before it binds the port). */
+  log?: Logger;
   logLevel?: LogLevel;
   logDestination?: pino.DestinationStream;
   /** Run pending migrations on open (default true). */
@@ -48,13 +51,16 @@ export interface RoostServices {
 
 /** The database and services without the HTTP server: what the CLI needs. */
 export async function openRoostServices(config: RoostConfig, opts: OpenOptions = {}): Promise<RoostServices> {
-  const log = createLogger(opts.logLevel ?? config.logLevel, opts.logDestination);
+  const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
   const secrets = loadOrCreateSecrets(config.dataDir);
   let lock: DataDirLock | undefined;
   if (!config.databaseUrl && !opts.pglite) lock = lockDataDir(config.dataDir);
   try {
     const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pglite: opts.pglite, log });
-    if (opts.migrate !== false) await db.migrate();
+    if (opts.migrate !== false) {
+      await db.migrate();
+      await checkInstanceDomain(db.sql, config.domain, config.databaseUrl ? 'ROOST_DATABASE_URL' : config.dataDir);
+    }
     const clock = opts.clock ?? systemClock;
     const services: Services = {
       config,
@@ -105,35 +111,43 @@ export interface RunningRoost {
   close(): Promise<void>;
 }
 
+const starting = () => Response.json({ error: 'Roost is starting; try again in a moment' }, { status: 503, headers: { 'retry-after': '2' } });
+
 export async function startRoost(config: RoostConfig, opts: StartOptions = {}): Promise<RunningRoost> {
   const t0 = performance.now();
-  const opened = await openRoostServices(config, opts);
-  const { services } = opened;
-  const log = services.log;
-  routeFedifyLogs(log);
-  const stops: (() => Promise<void>)[] = [];
+  const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
+  // The port first: a port in use stops the start before the data directory or database is
+  // touched. With domainFromPort the app behind it is built once the port, and so the instance's
+  // own URL, is known.
+  let app: { router: ReturnType<typeof buildRouter>; fetch: (req: Request) => Promise<Response> } | undefined;
+  const http = await startHttpServer({
+    host: config.host,
+    port: opts.domainFromPort ? 0 : config.port,
+    log,
+    // Until the database is open and migrated: 503, as a proxy would say.
+    router: {
+      match: (method: string, path: string) => (app ? app.router.match(method, path) : { handler: starting, params: {}, pattern: '/*' }),
+    } as never,
+    fallback: (request: Request) => (app ? app.fetch(request) : Promise.resolve(starting())),
+    publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
+  });
+  if (opts.domainFromPort) {
+    const domain = `${config.host}:${http.port}`;
+    config.domain = domain;
+    config.publicUrl = `http://${domain}`;
+    config.port = http.port;
+  }
+  let opened: RoostServices;
   try {
-    // With domainFromPort the HTTP server binds first; the app behind it is built once the port,
-    // and so the instance's own URL, is known.
-    let app: { router: ReturnType<typeof buildRouter>; fetch: (req: Request) => Promise<Response> } | undefined;
-    const http = await startHttpServer({
-      host: config.host,
-      port: opts.domainFromPort ? 0 : config.port,
-      log,
-      router: {
-        match: (method: string, path: string) => app!.router.match(method, path),
-      } as never,
-      fallback: (request: Request) => app!.fetch(request),
-      publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
-    });
-    stops.push(() => http.close({ drainMs: 5000 }));
-    if (opts.domainFromPort) {
-      const domain = `${config.host}:${http.port}`;
-      config.domain = domain;
-      config.publicUrl = `http://${domain}`;
-      config.port = http.port;
-    }
-
+    opened = await openRoostServices(config, { ...opts, log });
+  } catch (e) {
+    await http.close({ drainMs: 0 });
+    throw e;
+  }
+  const { services } = opened;
+  routeFedifyLogs(log);
+  const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
+  try {
     // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
     // LISTEN connection on a server.
     const listener = services.db.pglite

@@ -16,6 +16,7 @@ import { mediaFileRoutes } from './media-files.ts';
 import { suggestionRoutes } from './v1/suggestions.ts';
 import { profileRoutes } from './v1/profile.ts';
 import { preferencesRoutes } from './v1/preferences.ts';
+import { webPageRoutes } from './web-pages.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -34,5 +35,6 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   suggestionRoutes(router, services);
   profileRoutes(router, services);
   preferencesRoutes(router, services);
+  webPageRoutes(router, services);
   return router;
 }

@@ -32,6 +32,33 @@ function reqString(args: CommandArgs, key: string): string {
 }
 
 export const COMMANDS: Record<string, Command> = {
+  async migrate(services) {
+    return { applied: await services.db.migrate() };
+  },
+  async 'accounts.list'(services) {
+    const rows = await services.db.sql.query<{
+      username: string;
+      role: string | null;
+      confirmed: boolean;
+      approved: boolean;
+      disabled: boolean;
+      created_at: Date | string;
+    }>(
+      `select a.username, r.name as role, u.confirmed_at is not null as confirmed, u.approved, u.disabled, u.created_at
+         from users u join accounts a on a.id = u.account_id left join user_roles r on r.id = u.role_id
+        order by u.created_at, u.id`,
+    );
+    return {
+      accounts: rows.map((r) => ({
+        username: r.username,
+        role: r.role,
+        confirmed: r.confirmed,
+        approved: r.approved,
+        disabled: r.disabled,
+        createdAt: new Date(r.created_at).toISOString(),
+      })),
+    };
+  },
   'accounts.modify': modifyAccount,
   async 'accounts.migrate'(services, args, { federation }) {
     const r = await migrateLocalAccount(services, accountResolver(services, federation), {

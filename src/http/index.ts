@@ -4,6 +4,8 @@
 //   startHttpServer({ host, port, router, log, fallback?, maxBodyBytes?, maxUploadBytes?,
 //                     multipart?, publicUrl?, cors?, accessLog?, ws? }): Promise<HttpServer>
 //     HttpServer = { port, inFlight, close({ drainMs? }): Promise<void> }
+//     - binds exclusively (no SO_REUSEPORT: a second server cannot share the port); a port that
+//       cannot be bound throws ListenError { code: 'EADDRINUSE' | 'EACCES' | …, host, port }.
 //     - unmatched paths → `fallback(request, ctx)` (Fedify's federation.fetch; give it an
 //       onNotFound that returns the JSON 404) or JSON 404 {"error":"Not Found"} (Rails' answer
 //       for an unknown route); known path, wrong method → 405 {"error":"Method Not Allowed"} + Allow.
@@ -37,7 +39,7 @@
 //   parseQuery, buildParams, normalizeJson; coercion for services: paramBool, paramInt,
 //   paramString, paramArray, paramStrings.
 
-export { startHttpServer, type HttpServer, type HttpServerOptions } from './server.ts';
+export { startHttpServer, ListenError, type HttpServer, type HttpServerOptions } from './server.ts';
 export { Router, isMethodNotAllowed, type Handler, type RouteMatch, type MethodNotAllowed } from './router.ts';
 export type { RequestContext, UploadedFile } from './context.ts';
 export { json, jsonText, stringResponse, StringResponse, JSON_CONTENT_TYPE } from './response.ts';

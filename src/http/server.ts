@@ -23,6 +23,7 @@ import { HttpError } from './errors.ts';
 import { DEFAULT_MULTIPART_LIMITS, type MultipartLimits } from './multipart.ts';
 import { json, StringResponse } from './response.ts';
 import { isMethodNotAllowed, type Handler, type Router } from './router.ts';
+import net from 'node:net';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.ts';
 import type { WebSocketRoute } from './websocket.ts';
 
@@ -707,7 +708,42 @@ function toBytes(v: unknown): Uint8Array {
   throw new TypeError('response body chunks must be Uint8Array');
 }
 
-/** Start the HTTP server. Resolves once it listens. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+/** A port that cannot be bound; `code` is the errno (EADDRINUSE, EACCES, EADDRNOTAVAIL…). */
+export class ListenError extends Error {
+  override name = 'ListenError';
+  readonly code: string;
+  readonly host: string;
+  readonly port: number;
+  constructor(message: string, code: string, host: string, port: number) {
+    super(message);
+    this.code = code;
+    this.host = host;
+    this.port = port;
+  }
+}
+
+/** uWS says only "no": ask the kernel why, by binding the same address with node:net. */
+async function listenError(host: string, port: number): Promise<ListenError> {
+  const code = await new Promise<string>((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'UNKNOWN'));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('UNKNOWN')));
+  });
+  const where = `${host}:${port}`;
+  const why =
+    code === 'EADDRINUSE'
+      ? 'is already in use by another process'
+      : code === 'EACCES'
+        ? 'needs privileges this process does not have'
+        : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND'
+          ? 'is not an address of this machine'
+          : `cannot be listened on (${code})`;
+  return new ListenError(`could not listen: ${where} ${why}`, code, host, port);
+}
+
+/** Start the HTTP server. Resolves once it listens; throws a ListenError when it cannot. */
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   if (opts.ws !== undefined && opts.ws.length > 0) {
     throw new Error('WebSocket routes are not implemented yet (extension point: src/http/websocket.ts)');
@@ -718,12 +754,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   // WebSocket routes (app.ws) will be registered here, before the catch-all.
   app.any('/*', (res, req) => server.onRequest(res, req));
 
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(opts.host, opts.port, (s) => {
-      if (s) resolve(s);
-      else reject(new Error(`could not listen on ${opts.host}:${opts.port}`));
-    });
+  // Exclusively: uWS binds with SO_REUSEPORT by default, which lets a second server share the port
+  // and the kernel split the requests between them.
+  const listenSocket = await new Promise<us_listen_socket | false>((resolve) => {
+    // The native listen takes (host, port, options, cb); the bundled typings lack that overload.
+    (app.listen as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void)(
+      opts.host,
+      opts.port,
+      LIBUS_LISTEN_EXCLUSIVE_PORT,
+      (s) => resolve(s),
+    );
   });
+  if (!listenSocket) throw await listenError(opts.host, opts.port);
   server.listenSocket = listenSocket;
   server.port = uws.us_socket_local_port(listenSocket);
   server.log.info({ host: opts.host, port: server.port }, 'listening');

@@ -1,16 +1,15 @@
 /**
- * The OAuth sign-in and consent page in a real browser: Debian's Chromium driven by
- * playwright-core. The client's redirect URI is a small local HTTP server standing in for the app.
+ * The OAuth sign-in and consent page in a real browser: Chromium (found by find-chromium.ts)
+ * driven by playwright-core. Runs with `npm run test:browser`, not `npm test`. The client's redirect URI is a small local HTTP server standing in for the app.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser } from '../helpers/auth.ts';
+import { findChromium } from './find-chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const OOB = 'urn:ietf:wg:oauth:2.0:oob';
 
 let roost: TestRoost;
@@ -20,9 +19,7 @@ let clientUrl: string;
 let received: URL | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium); .ci/run does`);
-  }
+  const executablePath = findChromium(); // throws at once, before any server starts, when there is none
   roost = await startTestRoost({ instance: { title: 'Browser Roost' } });
   await createTestUser(roost, 'bea', { password: 'bea-password-1' });
   client = createServer((req, res) => {
@@ -36,7 +33,7 @@ beforeAll(async () => {
   clientUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   // playwright-core gives each launch a fresh, empty profile directory of its own.
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -46,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => client?.close(r));
+  if (client) await new Promise((r) => client.close(r));
   await roost?.close();
 });
 

@@ -9,6 +9,7 @@ import { Migration20261122050000_notes_pins_domain_blocks } from './Migration202
 import { Migration20261123010000_sanitize_remote_accounts } from './Migration20261123010000_sanitize_remote_accounts.ts';
 import { Migration20261123060000_account_stats } from './Migration20261123060000_account_stats.ts';
 import { Migration20261123160000_configured_texts } from './Migration20261123160000_configured_texts.ts';
+import { Migration20261123090000_instance_settings } from './Migration20261123090000_instance_settings.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -22,5 +23,6 @@ export const MIGRATIONS = [
   Migration20261122050000_notes_pins_domain_blocks,
   Migration20261123010000_sanitize_remote_accounts,
   Migration20261123060000_account_stats,
+  Migration20261123090000_instance_settings,
   Migration20261123160000_configured_texts,
 ];

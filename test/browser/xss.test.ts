@@ -5,13 +5,12 @@
  * does run, so the detector works.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
 import { AccountSchema } from '../../src/db/entities/index.ts';
-import { AS_CONTEXT, startFakePeer, type FakePeer } from './fake-peer.ts';
+import { findChromium } from './find-chromium.ts';
+import { AS_CONTEXT, startFakePeer, type FakePeer } from '../security/fake-peer.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 const CORPUS = [
   '<img src=x onerror=alert(1)>',
@@ -35,12 +34,10 @@ let peer: FakePeer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium); .ci/run does`);
-  }
+  const executablePath = findChromium(); // throws at once, before any server starts, when there is none
   [roost, peer] = await Promise.all([startTestRoost(), startFakePeer()]);
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 });
