@@ -127,3 +127,18 @@ export function jsonText(body: string, status?: number): Response {
 export function stringResponse(body: string, init?: ResponseInit): Response {
   return new StringResponse(body, init);
 }
+
+/** A file on disk the server streams with backpressure (see Exchange.sendFile); Content-Length is `size`. */
+export class FileResponse extends Response {
+  readonly file: { path: string; size: number };
+
+  constructor(file: { path: string; size: number }, init?: ResponseInit) {
+    super(null, init);
+    this.file = file;
+  }
+}
+
+/** `return fileResponse(path, size, { headers })`: served from disk without reading it whole. */
+export function fileResponse(path: string, size: number, init?: ResponseInit): Response {
+  return new FileResponse({ path, size }, init);
+}
