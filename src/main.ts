@@ -121,6 +121,8 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       } as never,
       fallback: (request: Request) => app!.fetch(request),
       publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
+      maxBodyBytes: config.bodyLimits.maxBodyBytes,
+      bodyTimeoutMs: config.bodyLimits.timeoutSeconds * 1000,
     });
     stops.push(() => http.close({ drainMs: 5000 }));
     if (opts.domainFromPort) {

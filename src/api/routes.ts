@@ -16,10 +16,13 @@ import { mediaFileRoutes } from './media-files.ts';
 import { suggestionRoutes } from './v1/suggestions.ts';
 import { profileRoutes } from './v1/profile.ts';
 import { preferencesRoutes } from './v1/preferences.ts';
+import { rateLimitGuard } from './rate-limits.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
   const router = new Router();
+  const limit = rateLimitGuard(services);
+  if (limit !== null) router.beforeBody(limit);
   instanceV1Routes(router, services);
   instanceV2Routes(router, services);
   wellKnownRoutes(router, services);

@@ -895,6 +895,10 @@ function clientError(err: unknown): Response | null {
   const { status, body } = err as { status?: unknown; body?: unknown };
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) return null;
   if (typeof body !== 'object' || body === null || typeof (body as { error?: unknown }).error !== 'string') return null;
+  const { headers } = err as { headers?: unknown };
+  if (typeof headers === 'object' && headers !== null && Object.values(headers).every((v) => typeof v === 'string')) {
+    return json(body, { status, headers: headers as Record<string, string> });
+  }
   return json(body, { status });
 }
 
