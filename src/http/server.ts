@@ -584,7 +584,10 @@ class Exchange {
     }
     res.writeHeader('x-request-id', this.reqId);
     const extra = this.ctx.responseHeaders;
-    if (extra !== null) for (let i = 0; i < extra.length; i += 2) res.writeHeader(extra[i], extra[i + 1]);
+    if (extra !== null) {
+      // (the response's own value wins: a 429 names the limit that tripped)
+      for (let i = 0; i < extra.length; i += 2) if (onlyType !== null || !response.headers.has(extra[i])) res.writeHeader(extra[i], extra[i + 1]);
+    }
     if (this.cors !== null) {
       res.writeHeader('access-control-allow-origin', '*');
       res.writeHeader('access-control-expose-headers', CORS_EXPOSE_HEADERS);
