@@ -309,6 +309,8 @@ class Exchange {
   /** The last chunk arrived. */
   bodyComplete = false;
   bodyTimer: NodeJS.Timeout | null = null;
+  /** The upload is paused (res.pause) while the route's checks run. */
+  paused = false;
 
   constructor(server: Server, res: HttpResponse, method: string, path: string, start: number, reqId: string, cors: CorsRule | null) {
     this.server = server;
@@ -376,6 +378,7 @@ class Exchange {
     const reading = this.state === State.READING && !this.bodyComplete;
     this.state = State.HANDLING;
     this.clearBodyTimer();
+    this.unpause();
     if (!reading) {
       this.fail(err);
       return;
@@ -429,18 +432,24 @@ class Exchange {
       // Hold the upload (TCP backpressure) until the token and the limits are checked, when a
       // check has to wait (a database lookup); checks that finish at once need no pause.
       this.gated = true;
-      let paused = false;
       this.runHooks(hooks, () => {
         this.gated = false;
         if (this.state !== State.READING) return;
         // (resume even when the body is in: a paused socket would stall the next keep-alive request)
-        if (paused && !this.aborted) res.resume();
+        this.unpause();
         if (this.bodyComplete) this.bodyDone(contentType, handler, useFallback);
       });
       if (this.gated && this.state === State.READING) {
-        paused = true;
+        this.paused = true;
         res.pause();
       }
+    }
+  }
+
+  unpause(): void {
+    if (this.paused) {
+      this.paused = false;
+      if (!this.aborted) this.res.resume();
     }
   }
 

@@ -73,7 +73,7 @@ function createRateLimits(services: Services): RateLimits {
   let pool: pg.Pool | null = null;
   if (enabled && services.config.databaseUrl) {
     pool = new pg.Pool({ connectionString: services.config.databaseUrl, max: 2, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
-    pool.on('error', (err) => services.log.warn({ err, module: 'rate-limits' }, 'rate limit pool error'));
+    pool.on('error', (err) => services.log.warn({ module: 'rate-limits', error: err.message }, 'rate limit pool error'));
   }
   const limiters = new Map<RateLimitRule, RateLimiterAbstract>();
   for (const rule of RULES) {

@@ -153,6 +153,16 @@ describe('checks before the body', () => {
     expect(handled).toBe(before);
   });
 
+  it('a refusal after the whole body arrived leaves the keep-alive connection usable', async () => {
+    const r = await rawExchange(t.server.port, (s) => {
+      s.write('POST /authed HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bad\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+      setTimeout(() => s.write('POST /small HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"a":1}'), 100);
+    }, 1000);
+    expect(r.text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(r.text).toContain('HTTP/1.1 200 OK');
+    expect(r.text).toContain('"body":{"a":1}');
+  });
+
   it('with a good token the paused body is read once the check passed', async () => {
     const body = JSON.stringify({ text: 'y'.repeat(3000) });
     const res = await fetch(`${t.base}/authed`, { method: 'POST', headers: { authorization: 'Bearer good', 'content-type': 'application/json' }, body });
