@@ -126,8 +126,7 @@ export function instanceView(services: Services): Promise<InstanceView<MastodonA
 export async function buildInstanceView(services: Services): Promise<InstanceView<MastodonAccount>> {
   const { config } = services;
   const base = config.publicUrl;
-  const [stats, contact] = await Promise.all([instanceStats(services), contactAccount(services)]);
-  const thumb = defaultThumbnail();
+  const [stats, contact, thumb] = await Promise.all([instanceStats(services), contactAccount(services), defaultThumbnail()]);
   return {
     domain: config.domain,
     baseUrl: base,
