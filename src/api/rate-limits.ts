@@ -36,11 +36,8 @@ function isUpload(ctx: RequestContext): boolean {
 export function rateLimitGuard(services: Services): BeforeBody | null {
   const limits = rateLimits(services);
   if (!limits.enabled) return null;
-  return async (ctx) => {
+  const check = async (ctx: RequestContext, ip: string): Promise<void> => {
     const path = ctx.path;
-    if (!path.startsWith('/api/') && !path.startsWith('/oauth/')) return;
-    // (read synchronously: the remote address is only there while the uWS callback runs)
-    const ip = ctx.remoteAddress;
     const token = bearerToken(ctx);
     const tokenId = token !== null ? tokenKey(token) : null;
     const extra: Array<[RateLimitRule, string]> = [];
@@ -49,5 +46,11 @@ export function rateLimitGuard(services: Services): BeforeBody | null {
     const general = await limits.consume(tokenId !== null ? 'perToken' : 'perIp', tokenId ?? ip);
     for (const [name, value] of Object.entries(rateLimitHeaders(general))) ctx.setResponseHeader(name, value);
     for (const [rule, key] of extra) await limits.consume(rule, key);
+  };
+  // (not async itself: other paths go on without waiting a turn)
+  return (ctx) => {
+    if (!ctx.path.startsWith('/api/') && !ctx.path.startsWith('/oauth/')) return;
+    // (read at once: the remote address is there while the uWS callback runs)
+    return check(ctx, ctx.remoteAddress);
   };
 }
