@@ -5,6 +5,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, readdirSync } from 'node:fs';
+import net from 'node:net';
 import { crc32, deflateSync } from 'node:zlib';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -69,6 +70,53 @@ function gpsLatitudeRef(exif: Buffer | undefined): string | null {
   const ref = ifdTags(tiff, gps.value).get(0x0001);
   return ref ? tiff.toString('latin1', ref.at, ref.at + 1) : null;
 }
+
+/** Send a request head (no body) and return what comes back before the server closes. */
+function headOnly(url: string, head: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(head));
+    let text = '';
+    const timer = setTimeout(() => socket.destroy(), 3000);
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+  });
+}
+
+describe('uploads are checked before they are read', () => {
+  it('a bad token on update_credentials is a 401 before any of a 30 MB body is sent', async () => {
+    const text = await headOnly(
+      roost.url,
+      `PATCH /api/v1/accounts/update_credentials HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${30 * 1024 * 1024}\r\n\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(text).toContain('{"error":"The access token is invalid"}');
+  });
+
+  it('a valid token still cannot send more than the upload limit, refused on Content-Length', async () => {
+    const text = await headOnly(
+      roost.url,
+      `PATCH /api/v1/accounts/update_credentials HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${me.token}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${90 * 1024 * 1024}\r\n\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text).toContain(`{"error":"Request body too large (limit ${33 * 1024 * 1024} bytes)"}`);
+  });
+
+  it('any other API route: a bad token with a body is a 401 before the body, the body limit is 1 MiB', async () => {
+    const bad = await headOnly(
+      roost.url,
+      `POST /api/v1/accounts/1/follow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n`,
+    );
+    expect(bad).toMatch(/^HTTP\/1\.1 401 /);
+    const big = await headOnly(roost.url, `POST /api/v1/apps HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${90 * 1024 * 1024}\r\n\r\n`);
+    expect(big).toMatch(/^HTTP\/1\.1 413 /);
+    expect(big).toContain('{"error":"Request body too large (limit 1048576 bytes)"}');
+  });
+});
 
 describe('uploaded images', () => {
   it('refuses a PNG announcing 15000×15000 pixels (900 MB decoded) with a 422, from its header', async () => {
