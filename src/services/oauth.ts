@@ -16,7 +16,7 @@ import {
 } from '../db/entities/index.ts';
 import { RoostError } from '../lib/errors.ts';
 import { hashPassword, verifyPassword } from '../lib/password.ts';
-import { rateLimits } from './rate-limits.ts';
+import { rateLimits, tokenKey } from './rate-limits.ts';
 import { parseScopes, scopesWithin, unknownScopes } from '../lib/scopes.ts';
 import { hashSecret, issueAccessToken, randomToken } from './tokens.ts';
 
@@ -169,7 +169,7 @@ function unknownUserHash(): Promise<string> {
 export async function authenticateUser(services: Services, login: string, password: string, ip?: string): Promise<User | null> {
   const limits = rateLimits(services);
   if (ip) await limits.consume('signIn', ip);
-  await limits.consume('signInPerLogin', login.trim().toLowerCase());
+  await limits.consume('signInPerLogin', tokenKey(login.trim().toLowerCase()));
   const em = services.db.em();
   let user: User | null = null;
   if (login.includes('@')) user = await em.findOne(UserSchema, { email: { $ilike: login.replace(/[\\%_]/g, '\\$&') } });

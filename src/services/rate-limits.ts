@@ -76,6 +76,14 @@ function createRateLimits(services: Services): RateLimits {
     pool.on('error', (err) => services.log.warn({ module: 'rate-limits', error: err.message }, 'rate limit pool error'));
   }
   const limiters = new Map<RateLimitRule, RateLimiterAbstract>();
+  // The limiters share one table, made here once (the library would have each of them race to
+  // create it, and a lost race is an unhandled rejection).
+  let ready: Promise<void> | null = null;
+  const tableReady = (): Promise<void> =>
+    (ready ??= createTable(pool!).catch((err) => {
+      ready = null;
+      throw err;
+    }));
   for (const rule of RULES) {
     const { limit, periodSeconds } = config[rule] as RateLimit;
     const base = { keyPrefix: rule, points: limit, duration: periodSeconds };
@@ -84,7 +92,7 @@ function createRateLimits(services: Services): RateLimits {
       rule,
       pool === null
         ? memory
-        : new RateLimiterPostgres({ ...base, storeClient: pool, tableName: 'rate_limits', clearExpiredByTimeout: true, insuranceLimiter: memory }),
+        : new RateLimiterPostgres({ ...base, storeClient: pool, tableName: TABLE, tableCreated: true, clearExpiredByTimeout: true, insuranceLimiter: memory }),
     );
   }
   return {
@@ -94,6 +102,7 @@ function createRateLimits(services: Services): RateLimits {
       if (!enabled) return { limit, remaining: limit, resetAt: new Date(Date.now() + (config[rule] as RateLimit).periodSeconds * 1000) };
       const now = Date.now();
       try {
+        if (pool !== null) await tableReady().catch((err) => services.log.warn({ module: 'rate-limits', error: (err as Error).message }, 'rate limit table unavailable'));
         const res = await limiters.get(rule)!.consume(key);
         return { limit, remaining: res.remainingPoints, resetAt: new Date(now + res.msBeforeNext) };
       } catch (err) {
@@ -102,6 +111,19 @@ function createRateLimits(services: Services): RateLimits {
       }
     },
   };
+}
+
+const TABLE = 'rate_limits';
+
+/** The table RateLimiterPostgres expects (its own CREATE statement); a concurrent creation by another process is fine. */
+async function createTable(pool: pg.Pool): Promise<void> {
+  const sql = `create table if not exists ${TABLE} (key varchar(255) primary key, points integer not null default 0, expire bigint)`;
+  try {
+    await pool.query(sql);
+  } catch (err) {
+    // Two processes creating it at once: one loses on the type or the index; the table is there.
+    if ((err as { code?: string }).code !== '42710' && (err as { code?: string }).code !== '23505' && (err as { code?: string }).code !== '42P07') throw err;
+  }
 }
 
 /** Tokens are counted by their hash: the limiter's table never holds a usable token. */
