@@ -16,6 +16,9 @@ import type { Services } from '../context.ts';
 
 export const MAX_IMAGE_BYTES = 16 * 1024 * 1024;
 
+// No cache of decoded images between uploads: each is decoded once, and memory stays bounded.
+sharp.cache(false);
+
 export type ImageKind = 'avatars' | 'headers';
 
 /** Mastodon's stored sizes (Account::Avatar and Account::Header). */
