@@ -130,15 +130,19 @@ export function stringResponse(body: string, init?: ResponseInit): Response {
 
 /** A file on disk the server streams with backpressure (see Exchange.sendFile); Content-Length is `size`. */
 export class FileResponse extends Response {
-  readonly file: { path: string; size: number };
+  /** `size` bytes of the file from byte `start` (a 206 sends a part). */
+  readonly file: { path: string; size: number; start: number };
 
-  constructor(file: { path: string; size: number }, init?: ResponseInit) {
+  constructor(file: { path: string; size: number; start?: number }, init?: ResponseInit) {
     super(null, init);
-    this.file = file;
+    this.file = { start: 0, ...file };
   }
 }
 
-/** `return fileResponse(path, size, { headers })`: served from disk without reading it whole. */
-export function fileResponse(path: string, size: number, init?: ResponseInit): Response {
-  return new FileResponse({ path, size }, init);
+/**
+ * `return fileResponse(path, size, { headers })`: served from disk without reading it whole;
+ * `start` sends `size` bytes from that offset (a Range answer).
+ */
+export function fileResponse(path: string, size: number, init?: ResponseInit, start = 0): Response {
+  return new FileResponse({ path, size, start }, init);
 }

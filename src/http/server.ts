@@ -770,7 +770,7 @@ class Exchange {
    */
   async sendFile(response: FileResponse): Promise<void> {
     this.needAbortHook();
-    const { path, size } = response.file;
+    const { path, size, start } = response.file;
     const status = response.status;
     if (this.method === 'HEAD' || size === 0 || status === 304) {
       this.res.cork(() => {
@@ -797,7 +797,7 @@ class Exchange {
       while (pos < size) {
         if (this.state === State.DONE) return;
         const want = Math.min(buf.length, size - pos);
-        const { bytesRead } = await fh.read(buf, 0, want, pos);
+        const { bytesRead } = await fh.read(buf, 0, want, start + pos);
         if (this.state === State.DONE) return;
         if (bytesRead === 0) {
           // The file shrank under us: too late for a status.

@@ -228,5 +228,21 @@ describe('uploaded images', () => {
     expect(since.status).toBe(304);
     const head = await fetch(res.body.avatar, { method: 'HEAD' });
     expect(head.headers.get('content-length')).toBe(String(body.length));
+    expect(first.headers.get('accept-ranges')).toBe('bytes');
+
+    const part = await fetch(res.body.avatar, { headers: { range: 'bytes=2-5' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 2-5/${body.length}`);
+    expect(part.headers.get('content-length')).toBe('4');
+    expect(Buffer.from(await part.arrayBuffer()).equals(body.subarray(2, 6))).toBe(true);
+    const tail = await fetch(res.body.avatar, { headers: { range: 'bytes=-3' } });
+    expect(tail.status).toBe(206);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(body.subarray(body.length - 3))).toBe(true);
+    const beyond = await fetch(res.body.avatar, { headers: { range: `bytes=${body.length}-` } });
+    expect(beyond.status).toBe(416);
+    expect(beyond.headers.get('content-range')).toBe(`bytes */${body.length}`);
+    const otherVersion = await fetch(res.body.avatar, { headers: { range: 'bytes=2-5', 'if-range': '"0-0"' } });
+    expect(otherVersion.status).toBe(200);
+    expect((await otherVersion.arrayBuffer()).byteLength).toBe(body.length);
   });
 });
