@@ -29,7 +29,11 @@
 // RequestContext (lazy where it costs: request, headers, url, query, signal, log)
 //   request (WHATWG Request with the buffered body), url, method, path, headers, header(name),
 //   params, query, body, input ({...query, ...body}), files, reqId, log, signal (aborts when the
-//   client goes away), remoteAddress, state.
+//   client goes away), remoteAddress, state, setResponseHeader(name, value) (on whatever answer
+//   the request gets, errors included: the rate-limit headers).
+//
+// Route options: router.post(pattern, handler, { maxBodyBytes?, beforeBody? });
+//   router.beforeBody(hook) runs a hook for every matched route before its body is read.
 //
 // Responses and errors
 //   json(data, init?) — JSON Response on the fast path; stringResponse(body, init?) for other text.
