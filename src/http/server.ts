@@ -76,8 +76,11 @@ export interface HttpServer {
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const DEFAULT_BODY_TIMEOUT_MS = 30_000;
-/** A body announced by Content-Length up to this size gets one buffer at once; larger ones grow by chunks. */
-const PREALLOCATE_MAX = 1024 * 1024;
+/**
+ * A body announced by Content-Length up to this size gets one buffer at once; larger ones grow by
+ * the chunks that actually arrive (a client announcing a large body and sending nothing pins nothing).
+ */
+const PREALLOCATE_MAX = 64 * 1024;
 /** Files go out in reads of this size, the next read only once uWS took the previous one. */
 const FILE_CHUNK = 64 * 1024;
 /** Bodies above this many UTF-16 units go out with tryEnd/onWritable instead of one end(). */
