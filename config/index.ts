@@ -11,6 +11,12 @@ export type FederationMode = 'open' | 'allowlist';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type LogFormat = 'json' | 'pretty';
 
+/** At most `limit` requests per `periodSeconds` (a fixed window, as Rack::Attack counts). */
+export interface RateLimit {
+  limit: number;
+  periodSeconds: number;
+}
+
 export interface InstanceRule {
   text: string;
   hint: string;
@@ -42,6 +48,33 @@ export interface RoostConfig {
     languages: string[];
   };
   federation: { mode: FederationMode; allowPrivateAddresses: boolean };
+  /** Request bodies and uploaded images. */
+  bodyLimits: {
+    /** Largest body on a route that takes no uploads (JSON, forms), bytes. */
+    maxBodyBytes: number;
+    /** Largest body on a route that takes image uploads (update_credentials), bytes. */
+    maxUploadBytes: number;
+    /** A body must be in within this many seconds of the request head. */
+    timeoutSeconds: number;
+    /** Largest decoded image, in pixels (width × height). */
+    maxImagePixels: number;
+  };
+  /** Mastodon's published limits (its Rack::Attack configuration), per fixed window. */
+  rateLimits: {
+    enabled: boolean;
+    /** Every /api request with a token, per token. */
+    perToken: RateLimit;
+    /** Every /api request without a token, per IP address. */
+    perIp: RateLimit;
+    /** Password attempts (the password grant, the sign-in form), per IP address. */
+    signIn: RateLimit;
+    /** Password attempts per e-mail address or username tried. */
+    signInPerLogin: RateLimit;
+    /** POST /api/v1/accounts, per IP address. */
+    signUp: RateLimit;
+    /** Uploads (media, avatar and header), per token. */
+    uploads: RateLimit;
+  };
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
   limits: InstanceLimits;
@@ -262,6 +295,20 @@ const rules = (raw: unknown, key: string): InstanceRule[] => {
   });
 };
 
+/** `300/300` (limit/period in seconds) or `{"limit": 300, "periodSeconds": 300}`. */
+const rateLimit = (raw: unknown, key: string): RateLimit => {
+  let limit: unknown;
+  let period: unknown;
+  if (typeof raw === 'string') {
+    const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+    if (!m) fail(key, `must be LIMIT/SECONDS like 300/300, got ${JSON.stringify(raw)}`);
+    [limit, period] = [Number(m[1]), Number(m[2])];
+  } else if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+    ({ limit, periodSeconds: period } = raw as Record<string, unknown>);
+  } else fail(key, `must be LIMIT/SECONDS like 300/300 or {"limit", "periodSeconds"}, got ${JSON.stringify(raw)}`);
+  return { limit: integer(1, 1_000_000_000)(limit, `${key} limit`), periodSeconds: integer(1, 86_400 * 7)(period, `${key} period`) };
+};
+
 const languages = (raw: unknown, key: string): string[] => {
   const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
   if (!Array.isArray(list) || list.length === 0) fail(key, 'must be a non-empty list of ISO 639-1 codes');
@@ -342,6 +389,44 @@ const SPECS: Record<string, KeySpec> = {
     parse: bool,
     default: () => false,
   },
+  'bodyLimits.maxBodyBytes': {
+    env: 'ROOST_MAX_BODY_BYTES',
+    file: 'bodyLimits.maxBodyBytes',
+    parse: integer(1024, 1024 ** 3),
+    default: () => 1024 * 1024,
+  },
+  'bodyLimits.maxUploadBytes': {
+    env: 'ROOST_MAX_UPLOAD_BYTES',
+    file: 'bodyLimits.maxUploadBytes',
+    parse: integer(1024, 1024 ** 3),
+    // An avatar and a header of 16 MB each, and the form around them.
+    default: () => 33 * 1024 * 1024,
+  },
+  'bodyLimits.timeoutSeconds': {
+    env: 'ROOST_BODY_TIMEOUT',
+    file: 'bodyLimits.timeoutSeconds',
+    parse: integer(1, 3600),
+    default: () => 60,
+  },
+  'bodyLimits.maxImagePixels': {
+    env: 'ROOST_MAX_IMAGE_PIXELS',
+    file: 'bodyLimits.maxImagePixels',
+    parse: integer(1, 1_000_000_000),
+    // Mastodon's MAX_MATRIX_LIMIT: 7680×4320.
+    default: () => 33_177_600,
+  },
+  'rateLimits.enabled': { env: 'ROOST_RATE_LIMITS', file: 'rateLimits.enabled', parse: bool, default: () => true },
+  'rateLimits.perToken': { env: 'ROOST_RATE_LIMIT_PER_TOKEN', file: 'rateLimits.perToken', parse: rateLimit, default: () => ({ limit: 300, periodSeconds: 300 }) },
+  'rateLimits.perIp': { env: 'ROOST_RATE_LIMIT_PER_IP', file: 'rateLimits.perIp', parse: rateLimit, default: () => ({ limit: 300, periodSeconds: 300 }) },
+  'rateLimits.signIn': { env: 'ROOST_RATE_LIMIT_SIGN_IN', file: 'rateLimits.signIn', parse: rateLimit, default: () => ({ limit: 25, periodSeconds: 300 }) },
+  'rateLimits.signInPerLogin': {
+    env: 'ROOST_RATE_LIMIT_SIGN_IN_PER_LOGIN',
+    file: 'rateLimits.signInPerLogin',
+    parse: rateLimit,
+    default: () => ({ limit: 25, periodSeconds: 3600 }),
+  },
+  'rateLimits.signUp': { env: 'ROOST_RATE_LIMIT_SIGN_UP', file: 'rateLimits.signUp', parse: rateLimit, default: () => ({ limit: 5, periodSeconds: 1800 }) },
+  'rateLimits.uploads': { env: 'ROOST_RATE_LIMIT_UPLOADS', file: 'rateLimits.uploads', parse: rateLimit, default: () => ({ limit: 30, periodSeconds: 1800 }) },
   logLevel: {
     env: 'ROOST_LOG_LEVEL',
     file: 'logLevel',

@@ -130,6 +130,8 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
     } as never,
     fallback: (request: Request) => (app ? app.fetch(request) : Promise.resolve(starting())),
     publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
+    maxBodyBytes: config.bodyLimits.maxBodyBytes,
+    bodyTimeoutMs: config.bodyLimits.timeoutSeconds * 1000,
   });
   if (opts.domainFromPort) {
     const domain = `${config.host}:${http.port}`;

@@ -55,6 +55,29 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env, cwd })).toThrowError(message);
   });
 
+  it('has Mastodon\'s rate limits and the body limits by default, each settable', () => {
+    const c = loadConfig({ env: {}, cwd });
+    expect(c.rateLimits).toEqual({
+      enabled: true,
+      perToken: { limit: 300, periodSeconds: 300 },
+      perIp: { limit: 300, periodSeconds: 300 },
+      signIn: { limit: 25, periodSeconds: 300 },
+      signInPerLogin: { limit: 25, periodSeconds: 3600 },
+      signUp: { limit: 5, periodSeconds: 1800 },
+      uploads: { limit: 30, periodSeconds: 1800 },
+    });
+    expect(c.bodyLimits).toEqual({ maxBodyBytes: 1024 * 1024, maxUploadBytes: 33 * 1024 * 1024, timeoutSeconds: 60, maxImagePixels: 33_177_600 });
+    const file = path.join(cwd, 'limits.json');
+    writeFileSync(file, JSON.stringify({ rateLimits: { signUp: { limit: 2, periodSeconds: 60 } }, bodyLimits: { maxBodyBytes: 2048 } }));
+    const set = loadConfig({ env: { ROOST_CONFIG: file, ROOST_RATE_LIMIT_PER_IP: '10/60', ROOST_RATE_LIMITS: '0' }, cwd });
+    expect(set.rateLimits).toMatchObject({ enabled: false, perIp: { limit: 10, periodSeconds: 60 }, signUp: { limit: 2, periodSeconds: 60 } });
+    expect(set.bodyLimits.maxBodyBytes).toBe(2048);
+    expect(() => loadConfig({ env: { ROOST_RATE_LIMIT_SIGN_IN: 'lots' }, cwd })).toThrowError(
+      'Invalid configuration ROOST_RATE_LIMIT_SIGN_IN: must be LIMIT/SECONDS like 300/300, got "lots"',
+    );
+    expect(() => loadConfig({ env: { ROOST_RATE_LIMIT_SIGN_IN: '0/60' }, cwd })).toThrowError('ROOST_RATE_LIMIT_SIGN_IN limit: must be an integer from 1');
+  });
+
   it('rejects unknown keys and broken JSON in the file', () => {
     const bad = path.join(cwd, 'unknown.json');
     writeFileSync(bad, JSON.stringify({ instance: { titel: 'typo' } }));

@@ -150,7 +150,7 @@ export function oauthRoutes(router: Router, services: Services): void {
       return redirectWith(redirectUri, { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.', state });
     }
     const login = paramString(ctx.body.login) ?? '';
-    const user = await authenticateUser(services, login, paramString(ctx.body.password) ?? '');
+    const user = await authenticateUser(services, login, paramString(ctx.body.password) ?? '', ctx.remoteAddress);
     const refusal = user ? signInRefusal(user) : 'Invalid username, e-mail address or password.';
     if (!user || refusal) {
       const hidden = { ...req.params, authenticity_token: expected };
@@ -184,6 +184,7 @@ export function oauthRoutes(router: Router, services: Services): void {
       codeVerifier: paramString(ctx.input.code_verifier),
       username: paramString(ctx.input.username),
       password: paramString(ctx.input.password),
+      ip: ctx.remoteAddress,
     });
     return json(body, { headers: { 'cache-control': 'no-store', pragma: 'no-cache' } });
   });

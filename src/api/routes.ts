@@ -17,10 +17,15 @@ import { suggestionRoutes } from './v1/suggestions.ts';
 import { profileRoutes } from './v1/profile.ts';
 import { preferencesRoutes } from './v1/preferences.ts';
 import { webPageRoutes } from './web-pages.ts';
+import { rateLimitGuard } from './rate-limits.ts';
+import { tokenBeforeBody } from './body-token.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
   const router = new Router();
+  const limit = rateLimitGuard(services);
+  if (limit !== null) router.beforeBody(limit);
+  router.beforeBody(tokenBeforeBody(services));
   instanceV1Routes(router, services);
   instanceV2Routes(router, services);
   wellKnownRoutes(router, services, federation);

@@ -44,8 +44,8 @@ export function wellKnownRoutes(router: Router, services: Services, federation?:
       `</XRD>\n`;
     return new Response(xml, { headers: { 'content-type': 'application/xrd+xml; charset=utf-8' } });
   });
-  const png = (which: 'png' | 'png2x') => () =>
-    new Response(new Uint8Array(defaultThumbnail()[which]), {
+  const png = (which: 'png' | 'png2x') => async () =>
+    new Response(new Uint8Array((await defaultThumbnail())[which]), {
       headers: { 'content-type': 'image/png', 'cache-control': 'public, max-age=86400' },
     });
   router.get(THUMBNAIL_PATH, png('png'));

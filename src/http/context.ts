@@ -40,6 +40,8 @@ export interface RequestContext {
   readonly remoteAddress: string;
   /** For middleware (auth puts the viewer here). */
   readonly state: Record<string, unknown>;
+  /** Set a header on whatever response this request gets, errors included (rate-limit headers). */
+  setResponseHeader(name: string, value: string): void;
 }
 
 /** What the server side of a request provides to its context. */
@@ -67,6 +69,8 @@ export class HttpContext implements RequestContext {
   /** Raw request body bytes, null when there was none. */
   rawBody: Uint8Array | null = null;
   readonly state: Record<string, unknown> = {};
+  /** Flat [name, value, …] added to the response by setResponseHeader, or null. */
+  responseHeaders: string[] | null = null;
 
   #rawQuery: string;
   /** Flat [name, value, name, value…], names lowercase, as received. */
@@ -100,6 +104,18 @@ export class HttpContext implements RequestContext {
     this.#source = source;
     this.#parentLog = parentLog;
     this.params = params;
+  }
+
+  setResponseHeader(name: string, value: string): void {
+    const lower = name.toLowerCase();
+    const h = (this.responseHeaders ??= []);
+    for (let i = 0; i < h.length; i += 2) {
+      if (h[i] === lower) {
+        h[i + 1] = value;
+        return;
+      }
+    }
+    h.push(lower, value);
   }
 
   header(name: string): string | null {

@@ -10,7 +10,11 @@
 //       onNotFound that returns the JSON 404) or JSON 404 {"error":"Not Found"} (Rails' answer
 //       for an unknown route); known path, wrong method → 405 {"error":"Method Not Allowed"} + Allow.
 //     - bodies: JSON (and any +json), urlencoded, multipart → ctx.body / ctx.files; malformed JSON
-//       → 400; over maxBodyBytes (1 MiB) / maxUploadBytes (100 MiB, multipart) → 413.
+//       → 400; over the route's limit (RouteOptions.maxBodyBytes, else maxBodyBytes, 1 MiB) → 413
+//       on Content-Length before reading, or as soon as a chunked body passes it; a body not in
+//       within bodyTimeoutMs → 408. Router-wide and route hooks (beforeBody) run first, with the
+//       upload paused: a bad token or a rate limit answers without the body being read.
+//     - fileResponse(path, size, init): a file streamed from disk with backpressure.
 //     - CORS as Mastodon (/api/*, /oauth/token, /oauth/revoke, /.well-known/*, /nodeinfo/*,
 //       /users/*, /@user), preflights answered; X-Request-Id on every response; one access log
 //       line per request; HEAD served by GET routes; streamed Response bodies (SSE) supported.
@@ -27,7 +31,11 @@
 // RequestContext (lazy where it costs: request, headers, url, query, signal, log)
 //   request (WHATWG Request with the buffered body), url, method, path, headers, header(name),
 //   params, query, body, input ({...query, ...body}), files, reqId, log, signal (aborts when the
-//   client goes away), remoteAddress, state.
+//   client goes away), remoteAddress, state, setResponseHeader(name, value) (on whatever answer
+//   the request gets, errors included: the rate-limit headers).
+//
+// Route options: router.post(pattern, handler, { maxBodyBytes?, beforeBody? });
+//   router.beforeBody(hook) runs a hook for every matched route before its body is read.
 //
 // Responses and errors
 //   json(data, init?) — JSON Response on the fast path; stringResponse(body, init?) for other text.
@@ -40,9 +48,9 @@
 //   paramString, paramArray, paramStrings.
 
 export { startHttpServer, ListenError, type HttpServer, type HttpServerOptions } from './server.ts';
-export { Router, isMethodNotAllowed, type Handler, type RouteMatch, type MethodNotAllowed } from './router.ts';
+export { Router, isMethodNotAllowed, type Handler, type RouteMatch, type MethodNotAllowed, type RouteOptions, type BeforeBody } from './router.ts';
 export type { RequestContext, UploadedFile } from './context.ts';
-export { json, jsonText, stringResponse, StringResponse, JSON_CONTENT_TYPE } from './response.ts';
+export { json, jsonText, stringResponse, StringResponse, JSON_CONTENT_TYPE, fileResponse, FileResponse } from './response.ts';
 export { HttpError, httpError, validationError, type ErrorBody, type ValidationDetails } from './errors.ts';
 export {
   parseQuery,

@@ -1,6 +1,7 @@
 // multipart/form-data (RFC 7578) parser over a fully buffered body.
 //
-// The server buffers the body first (bounded by maxUploadBytes) and this walks it once with
+// The server buffers the body first (bounded by the route's body limit, checked before and while
+// reading) and this walks it once with
 // Buffer.indexOf: no regex over binary data, no copy of file contents (files are views into the
 // body buffer). Field values are UTF-8. Parts with an empty filename (a file input left empty)
 // are skipped, as Rack does. Limits on part count, file count and sizes give 413s; a malformed

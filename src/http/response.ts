@@ -127,3 +127,22 @@ export function jsonText(body: string, status?: number): Response {
 export function stringResponse(body: string, init?: ResponseInit): Response {
   return new StringResponse(body, init);
 }
+
+/** A file on disk the server streams with backpressure (see Exchange.sendFile); Content-Length is `size`. */
+export class FileResponse extends Response {
+  /** `size` bytes of the file from byte `start` (a 206 sends a part). */
+  readonly file: { path: string; size: number; start: number };
+
+  constructor(file: { path: string; size: number; start?: number }, init?: ResponseInit) {
+    super(null, init);
+    this.file = { start: 0, ...file };
+  }
+}
+
+/**
+ * `return fileResponse(path, size, { headers })`: served from disk without reading it whole;
+ * `start` sends `size` bytes from that offset (a Range answer).
+ */
+export function fileResponse(path: string, size: number, init?: ResponseInit, start = 0): Response {
+  return new FileResponse({ path, size, start }, init);
+}

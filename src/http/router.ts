@@ -13,14 +13,38 @@ import type { RequestContext } from './context.ts';
 
 export type Handler = (ctx: RequestContext) => Promise<Response> | Response;
 
-export type RouteMatch = { handler: Handler; params: Record<string, string>; pattern: string };
+/**
+ * Runs before the request body is accepted (the server pauses the upload meanwhile): a throw
+ * answers at once (401, 429…) and closes the connection without reading the body.
+ */
+export type BeforeBody = (ctx: RequestContext) => Promise<void> | void;
+
+export interface RouteOptions {
+  /** Largest body this route accepts (413 beyond); default: the server's maxBodyBytes (1 MiB). */
+  maxBodyBytes?: number;
+  /** Checks that must pass before the body is read (e.g. the bearer token). */
+  beforeBody?: BeforeBody;
+}
+
+export type RouteMatch = {
+  handler: Handler;
+  params: Record<string, string>;
+  pattern: string;
+  /** The route's largest body, when it declared one. */
+  maxBodyBytes?: number;
+  /** The router-wide hooks (router.beforeBody), then the route's own; empty for most. */
+  hooks: readonly BeforeBody[];
+};
 export type MethodNotAllowed = { allowed: string[] };
 
 interface Route {
   handler: Handler;
   names: string[];
   pattern: string;
+  options: RouteOptions | undefined;
 }
+
+const NO_HOOKS: readonly BeforeBody[] = Object.freeze([]);
 
 type MethodMap = Map<string, Route>;
 
@@ -51,19 +75,26 @@ export class Router {
   #root = new Node();
   #static = new Map<string, MethodMap>();
   #list: Array<{ method: string; pattern: string }> = [];
+  #hooks: BeforeBody[] = [];
 
-  get(pattern: string, handler: Handler): this { return this.add('GET', pattern, handler); }
-  post(pattern: string, handler: Handler): this { return this.add('POST', pattern, handler); }
-  put(pattern: string, handler: Handler): this { return this.add('PUT', pattern, handler); }
-  patch(pattern: string, handler: Handler): this { return this.add('PATCH', pattern, handler); }
-  delete(pattern: string, handler: Handler): this { return this.add('DELETE', pattern, handler); }
-  head(pattern: string, handler: Handler): this { return this.add('HEAD', pattern, handler); }
-  options(pattern: string, handler: Handler): this { return this.add('OPTIONS', pattern, handler); }
+  get(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('GET', pattern, handler, opts); }
+  post(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('POST', pattern, handler, opts); }
+  put(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('PUT', pattern, handler, opts); }
+  patch(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('PATCH', pattern, handler, opts); }
+  delete(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('DELETE', pattern, handler, opts); }
+  head(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('HEAD', pattern, handler, opts); }
+  options(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('OPTIONS', pattern, handler, opts); }
   /** PUT and PATCH both (Mastodon accepts either for updates). */
-  update(pattern: string, handler: Handler): this { return this.add('PUT', pattern, handler).add('PATCH', pattern, handler); }
+  update(pattern: string, handler: Handler, opts?: RouteOptions): this { return this.add('PUT', pattern, handler, opts).add('PATCH', pattern, handler, opts); }
+
+  /** A hook run for every matched route before its body is read (rate limits), in registration order. */
+  beforeBody(hook: BeforeBody): this {
+    this.#hooks.push(hook);
+    return this;
+  }
 
   /** Register a handler; a second registration of the same method + pattern throws. */
-  add(method: string, pattern: string, handler: Handler): this {
+  add(method: string, pattern: string, handler: Handler, opts?: RouteOptions): this {
     method = method.toUpperCase();
     if (!pattern.startsWith('/')) throw new Error(`route pattern must start with '/': ${pattern}`);
     const norm = normalizePath(pattern);
@@ -77,7 +108,7 @@ export class Router {
         if (i !== segs.length - 1) throw new Error(`wildcard must be the last segment: ${pattern}`);
         names.push(seg.length > 1 ? seg.slice(1) : '*');
         node.wildcard ??= new Map();
-        this.#insert(node.wildcard, method, { handler, names, pattern });
+        this.#insert(node.wildcard, method, { handler, names, pattern, options: opts });
         return this;
       }
       const colon = seg.indexOf(':');
@@ -105,7 +136,7 @@ export class Router {
       }
     }
     node.routes ??= new Map();
-    const route = { handler, names, pattern };
+    const route: Route = { handler, names, pattern, options: opts };
     this.#insert(node.routes, method, route);
     if (!dynamic) {
       let m = this.#static.get(norm);
@@ -136,7 +167,7 @@ export class Router {
     const st = this.#static.get(norm);
     if (st !== undefined) {
       const r = st.get(method) ?? (method === 'HEAD' ? st.get('GET') : undefined);
-      if (r !== undefined) return { handler: r.handler, params: EMPTY_PARAMS, pattern: r.pattern };
+      if (r !== undefined) return this.#matched(r, EMPTY_PARAMS);
     }
     const segs = norm.split('/');
     const values: string[] = [];
@@ -148,11 +179,18 @@ export class Router {
         params = {};
         for (let i = 0; i < r.names.length; i++) params[r.names[i]] = decodeParam(values[i]);
       }
-      return { handler: r.handler, params, pattern: r.pattern };
+      return this.#matched(r, params);
     }
     if (allowed.size === 0) return null;
     if (allowed.has('GET')) allowed.add('HEAD');
     return { allowed: [...allowed] };
+  }
+
+  #matched(r: Route, params: Record<string, string>): RouteMatch {
+    const o = r.options;
+    let hooks: readonly BeforeBody[] = this.#hooks.length > 0 ? this.#hooks : NO_HOOKS;
+    if (o?.beforeBody !== undefined) hooks = [...hooks, o.beforeBody];
+    return { handler: r.handler, params, pattern: r.pattern, maxBodyBytes: o?.maxBodyBytes, hooks };
   }
 }
 

@@ -17,12 +17,13 @@ import { createAccessLogWriter, type AccessLogWriter } from './access-log.ts';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { isMultipart, parseBody } from './body.ts';
+import { open, type FileHandle } from 'node:fs/promises';
 import { CORS_EXPOSE_HEADERS, CORS_MAX_AGE, corsRuleFor, sanitizeRequestedHeaders, type CorsRule } from './cors.ts';
 import { HttpContext, type RequestContext } from './context.ts';
 import { HttpError } from './errors.ts';
 import { DEFAULT_MULTIPART_LIMITS, type MultipartLimits } from './multipart.ts';
-import { json, StringResponse } from './response.ts';
-import { isMethodNotAllowed, type Handler, type Router } from './router.ts';
+import { FileResponse, json, StringResponse } from './response.ts';
+import { isMethodNotAllowed, type BeforeBody, type Handler, type Router } from './router.ts';
 import net from 'node:net';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.ts';
 import type { WebSocketRoute } from './websocket.ts';
@@ -35,12 +36,21 @@ export interface HttpServerOptions {
   /** Unmatched paths go here (Fedify's federation.fetch); default: JSON 404. */
   fallback?: (request: Request, ctx: RequestContext) => Promise<Response> | Response;
   log: Logger;
-  /** Largest JSON / urlencoded / other body; default 1 MiB → 413. */
+  /**
+   * Largest body of any type (JSON, urlencoded, multipart…) on a route that declares no limit of
+   * its own (RouteOptions.maxBodyBytes); default 1 MiB → 413. Checked against Content-Length
+   * before anything is read, and against the bytes received as they arrive.
+   */
   maxBodyBytes?: number;
-  /** Largest multipart body; default 100 MiB → 413. */
+  /**
+   * Largest multipart body on a route that declares no limit; default maxBodyBytes. Routes that
+   * take uploads declare their own RouteOptions.maxBodyBytes instead.
+   */
   maxUploadBytes?: number;
-  /** Part/file limits inside a multipart body (maxFileBytes defaults to maxUploadBytes). */
+  /** Part/file limits inside a multipart body (maxFileBytes defaults to the route's body limit). */
   multipart?: Partial<MultipartLimits>;
+  /** A body must arrive whole within this many ms of the request head (408 beyond); default 30 s. */
+  bodyTimeoutMs?: number;
   /** Absolute base used for ctx.url / request.url, e.g. 'https://example.com'; default http://<Host>. */
   publicUrl?: string;
   /** Mastodon's CORS policy on /api/* etc. (default true). */
@@ -66,7 +76,14 @@ export interface HttpServer {
 }
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
-const DEFAULT_MAX_UPLOAD = 100 * 1024 * 1024;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+/**
+ * A body announced by Content-Length up to this size gets one buffer at once; larger ones grow by
+ * the chunks that actually arrive (a client announcing a large body and sending nothing pins nothing).
+ */
+const PREALLOCATE_MAX = 64 * 1024;
+/** Files go out in reads of this size, the next read only once uWS took the previous one. */
+const FILE_CHUNK = 64 * 1024;
 /** Bodies above this many UTF-16 units go out with tryEnd/onWritable instead of one end(). */
 const LARGE_BODY = 64 * 1024;
 /** A Response body stream is buffered up to this size while it keeps producing without waiting. */
@@ -99,6 +116,12 @@ function errorResponse(status: number, message: string, headers?: Record<string,
   return new HttpError(status, message, undefined, headers).toResponse();
 }
 
+function tooLarge(limit: number): Response {
+  return errorResponse(413, `Request body too large (limit ${limit} bytes)`);
+}
+
+const NO_HOOKS: readonly BeforeBody[] = Object.freeze([]);
+
 // Header collection without a closure per request: uWS calls forEach synchronously.
 let collecting: string[] = [];
 function collectHeader(k: string, v: string): void {
@@ -119,7 +142,8 @@ class Server {
   readonly log: Logger;
   readonly maxBody: number;
   readonly maxUpload: number;
-  readonly multipartLimits: MultipartLimits;
+  readonly bodyTimeoutMs: number;
+  readonly multipartLimits: Partial<MultipartLimits>;
   readonly publicBase: string | null;
   readonly cors: boolean;
   readonly accessLog: boolean;
@@ -138,8 +162,9 @@ class Server {
     this.router = opts.router;
     this.log = opts.log.child({ module: 'http' });
     this.maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    this.maxUpload = opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD;
-    this.multipartLimits = { ...DEFAULT_MULTIPART_LIMITS, maxFileBytes: this.maxUpload, ...opts.multipart };
+    this.maxUpload = opts.maxUploadBytes ?? this.maxBody;
+    this.bodyTimeoutMs = opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+    this.multipartLimits = opts.multipart ?? {};
     if (opts.publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.publicUrl)) {
       throw new Error(`publicUrl must be an absolute http(s) URL, got ${JSON.stringify(opts.publicUrl)}`);
     }
@@ -206,6 +231,8 @@ class Server {
     // Route.
     let handler: Handler | null = null;
     let useFallback = false;
+    let limit = -1;
+    let hooks: readonly BeforeBody[] = NO_HOOKS;
     if (METHODS_WITHOUT_ROUTE.has(method)) {
       ex.respondSync(errorResponse(405, 'Method Not Allowed'));
       return ex;
@@ -231,20 +258,23 @@ class Server {
     } else {
       handler = m.handler;
       ctx.params = m.params;
+      if (m.maxBodyBytes !== undefined) limit = m.maxBodyBytes;
+      hooks = m.hooks;
     }
 
-    // Body.
+    // Body: refused on its announced size before a byte is read; the route's checks (token, rate
+    // limits) run while the upload is paused.
     const hasBody = chunked || contentLength > 0;
+    if (limit < 0) limit = isMultipart(contentType) ? this.maxUpload : this.maxBody;
     if (!hasBody) {
-      ex.run(handler, useFallback);
+      if (hooks.length === 0) ex.run(handler, useFallback);
+      else ex.runHooks(hooks, () => ex.run(handler, useFallback));
     } else {
-      const multipart = isMultipart(contentType);
-      const limit = multipart ? this.maxUpload : this.maxBody;
       if (contentLength > limit) {
-        ex.respondSync(errorResponse(413, `Request body too large (limit ${limit} bytes)`), true);
+        ex.respondSync(tooLarge(limit), true);
         return ex;
       }
-      ex.readBody(contentLength, limit, contentType, handler, useFallback);
+      ex.readBody(contentLength, limit, contentType, handler, useFallback, hooks);
     }
     ex.hookAbortIfPending();
     return ex;
@@ -279,6 +309,13 @@ class Exchange {
   chunks: Uint8Array[] | null = null;
   buffer: Buffer | null = null;
   received = 0;
+  /** The route's checks are still running: the body waits (paused) until they pass. */
+  gated = false;
+  /** The last chunk arrived. */
+  bodyComplete = false;
+  bodyTimer: NodeJS.Timeout | null = null;
+  /** The upload is paused (res.pause) while the route's checks run. */
+  paused = false;
 
   constructor(server: Server, res: HttpResponse, method: string, path: string, start: number, reqId: string, cors: CorsRule | null) {
     this.server = server;
@@ -309,6 +346,7 @@ class Exchange {
     const wasDone = this.state === State.DONE;
     this.state = State.DONE;
     this.ctx.abort();
+    this.clearBodyTimer();
     if (this.reader !== null) this.reader.cancel(this.ctx.signal.reason).catch(() => {});
     if (this.writableWaiter !== null) this.writableWaiter();
     if (!wasDone) this.finish(499, true);
@@ -316,49 +354,142 @@ class Exchange {
 
   // ---- body ------------------------------------------------------------------------------
 
-  readBody(contentLength: number, limit: number, contentType: string, handler: Handler | null, useFallback: boolean): void {
+  /** Run the route's checks, then `next`; a failed check answers and closes the connection. */
+  runHooks(hooks: readonly BeforeBody[], next: () => void): void {
+    let i = 0;
+    const step = (): void => {
+      while (i < hooks.length) {
+        if (this.state === State.DONE) return;
+        let r: Promise<void> | void;
+        try {
+          r = hooks[i++](this.ctx);
+        } catch (err) {
+          this.failBeforeBody(err);
+          return;
+        }
+        if (r !== undefined && typeof (r as Promise<void>).then === 'function') {
+          (r as Promise<void>).then(step, (err) => this.failBeforeBody(err));
+          return;
+        }
+      }
+      if (this.state !== State.DONE) next();
+    };
+    step();
+  }
+
+  /** A refusal before the body was read: answer, and close unless the body is already in. */
+  failBeforeBody(err: unknown): void {
+    if (this.state === State.DONE) return;
+    const reading = this.state === State.READING && !this.bodyComplete;
+    this.state = State.HANDLING;
+    this.clearBodyTimer();
+    this.unpause();
+    if (!reading) {
+      this.fail(err);
+      return;
+    }
+    let response: Response | null = err instanceof HttpError ? err.toResponse() : clientError(err);
+    if (response === null) {
+      this.fail(err);
+      // (a 500 on a half-read body: the connection goes with it)
+      if (this.state !== State.DONE) this.terminate();
+      return;
+    }
+    this.respond(response, true);
+  }
+
+  readBody(contentLength: number, limit: number, contentType: string, handler: Handler | null, useFallback: boolean, hooks: readonly BeforeBody[]): void {
     this.state = State.READING;
-    if (contentLength > 0) this.buffer = Buffer.allocUnsafe(contentLength);
+    if (contentLength > 0 && contentLength <= PREALLOCATE_MAX) this.buffer = Buffer.allocUnsafe(contentLength);
     else this.chunks = [];
-    this.res.onData((chunk, isLast) => {
+    const res = this.res;
+    res.onData((chunk, isLast) => {
       if (this.state !== State.READING) return;
       const n = chunk.byteLength;
       if (this.received + n > limit) {
         this.state = State.HANDLING;
-        this.respond(errorResponse(413, `Request body too large (limit ${limit} bytes)`), true);
+        this.dropBody();
+        this.respond(tooLarge(limit), true);
         return;
       }
-      if (this.buffer !== null) {
-        if (this.received + n > this.buffer.length) {
-          this.state = State.HANDLING;
-          this.respond(errorResponse(400, 'Request body longer than Content-Length'), true);
-          return;
-        }
-        this.buffer.set(new Uint8Array(chunk), this.received);
-      } else {
-        this.chunks!.push(Buffer.from(chunk.slice(0)));
+      if (contentLength >= 0 && this.received + n > contentLength) {
+        this.state = State.HANDLING;
+        this.dropBody();
+        this.respond(errorResponse(400, 'Request body longer than Content-Length'), true);
+        return;
       }
+      if (this.buffer !== null) this.buffer.set(new Uint8Array(chunk), this.received);
+      else if (n > 0) this.chunks!.push(Buffer.from(chunk.slice(0)));
       this.received += n;
       if (isLast) {
-        const body = this.buffer !== null ? this.buffer.subarray(0, this.received) : Buffer.concat(this.chunks!, this.received);
-        this.buffer = null;
-        this.chunks = null;
-        this.state = State.HANDLING;
-        const ctx = this.ctx;
-        ctx.rawBody = body;
-        if (!useFallback) {
-          try {
-            const parsed = parseBody(contentType, body, this.server.multipartLimits);
-            ctx.body = parsed.body;
-            ctx.files = parsed.files;
-          } catch (err) {
-            this.fail(err);
-            return;
-          }
-        }
-        this.run(handler, useFallback);
+        this.bodyComplete = true;
+        if (!this.gated) this.bodyDone(contentType, handler, useFallback);
       }
     });
+    this.bodyTimer = setTimeout(() => {
+      this.bodyTimer = null;
+      if (this.state !== State.READING) return;
+      this.state = State.HANDLING;
+      this.dropBody();
+      this.respond(errorResponse(408, 'Request body not received in time'), true);
+    }, this.server.bodyTimeoutMs);
+    if (hooks.length > 0) {
+      // Hold the upload (TCP backpressure) until the token and the limits are checked, when a
+      // check has to wait (a database lookup); checks that finish at once need no pause.
+      this.gated = true;
+      this.runHooks(hooks, () => {
+        this.gated = false;
+        if (this.state !== State.READING) return;
+        // (resume even when the body is in: a paused socket would stall the next keep-alive request)
+        this.unpause();
+        if (this.bodyComplete) this.bodyDone(contentType, handler, useFallback);
+      });
+      if (this.gated && this.state === State.READING) {
+        this.paused = true;
+        res.pause();
+      }
+    }
+  }
+
+  unpause(): void {
+    if (this.paused) {
+      this.paused = false;
+      if (!this.aborted) this.res.resume();
+    }
+  }
+
+  dropBody(): void {
+    this.clearBodyTimer();
+    this.buffer = null;
+    this.chunks = null;
+  }
+
+  clearBodyTimer(): void {
+    if (this.bodyTimer !== null) {
+      clearTimeout(this.bodyTimer);
+      this.bodyTimer = null;
+    }
+  }
+
+  bodyDone(contentType: string, handler: Handler | null, useFallback: boolean): void {
+    this.clearBodyTimer();
+    const body = this.buffer !== null ? this.buffer.subarray(0, this.received) : Buffer.concat(this.chunks!, this.received);
+    this.buffer = null;
+    this.chunks = null;
+    this.state = State.HANDLING;
+    const ctx = this.ctx;
+    ctx.rawBody = body;
+    if (!useFallback) {
+      try {
+        const parsed = parseBody(contentType, body, { ...DEFAULT_MULTIPART_LIMITS, maxFileBytes: body.length, ...this.server.multipartLimits });
+        ctx.body = parsed.body;
+        ctx.files = parsed.files;
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+    }
+    this.run(handler, useFallback);
   }
 
   // ---- handling --------------------------------------------------------------------------
@@ -434,6 +565,10 @@ class Exchange {
       return;
     }
     const close = closeConnection || this.server.closing;
+    if (response instanceof FileResponse) {
+      this.sendFile(response).catch((err) => this.fail(err));
+      return;
+    }
     const str = StringResponse.peek(response);
     if (str !== undefined) {
       this.cork(() => this.sendString(response, str, close));
@@ -466,6 +601,11 @@ class Exchange {
       }
     }
     res.writeHeader('x-request-id', this.reqId);
+    const extra = this.ctx.responseHeaders;
+    if (extra !== null) {
+      // (the response's own value wins: a 429 names the limit that tripped)
+      for (let i = 0; i < extra.length; i += 2) if (onlyType !== null || !response.headers.has(extra[i])) res.writeHeader(extra[i], extra[i + 1]);
+    }
     if (this.cors !== null) {
       res.writeHeader('access-control-allow-origin', '*');
       res.writeHeader('access-control-expose-headers', CORS_EXPOSE_HEADERS);
@@ -632,6 +772,98 @@ class Exchange {
     }
   }
 
+  /**
+   * A file from disk with Content-Length, read FILE_CHUNK bytes at a time: the next read starts
+   * only when uWS has taken the previous chunk (tryEnd, then onWritable under backpressure), so a
+   * reader that stalls holds one chunk, not the file.
+   */
+  async sendFile(response: FileResponse): Promise<void> {
+    this.needAbortHook();
+    const { path, size, start } = response.file;
+    const status = response.status;
+    if (this.method === 'HEAD' || size === 0 || status === 304) {
+      this.res.cork(() => {
+        if (this.state === State.DONE) return;
+        this.writeHead(response);
+        this.state = State.DONE;
+        if (this.method === 'HEAD' || status === 304) this.endWithoutBody(status, status === 304 ? -1 : size, false);
+        else this.res.end('');
+        this.finish(status, false);
+      });
+      return;
+    }
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'r');
+    } catch {
+      this.respond(errorResponse(404, 'Record not found'));
+      return;
+    }
+    try {
+      const buf = Buffer.allocUnsafe(Math.min(FILE_CHUNK, size));
+      let pos = 0;
+      let first = true;
+      while (pos < size) {
+        if (this.state === State.DONE) return;
+        const want = Math.min(buf.length, size - pos);
+        const { bytesRead } = await fh.read(buf, 0, want, start + pos);
+        if (this.state === State.DONE) return;
+        if (bytesRead === 0) {
+          // The file shrank under us: too late for a status.
+          if (first) this.respond(errorResponse(404, 'Record not found'));
+          else this.terminate();
+          return;
+        }
+        const done = await this.pushChunk(response, buf.subarray(0, bytesRead), size, first);
+        first = false;
+        pos += bytesRead;
+        if (done) return;
+      }
+    } finally {
+      await fh.close().catch(() => {});
+    }
+  }
+
+  /** tryEnd one chunk (headers first); resolves when uWS took all of it, true once the response is done. */
+  pushChunk(response: Response, chunk: Uint8Array, total: number, first: boolean): Promise<boolean> {
+    return new Promise((resolve) => {
+      const res = this.res;
+      const settle = (ok: boolean, done: boolean): boolean => {
+        if (done) {
+          this.writableWaiter = null;
+          if (this.state !== State.DONE) {
+            this.state = State.DONE;
+            this.finish(this.status, false);
+          }
+          resolve(true);
+        } else if (ok) {
+          this.writableWaiter = null;
+          resolve(false);
+        }
+        return ok;
+      };
+      res.cork(() => {
+        if (this.state === State.DONE) return resolve(true);
+        if (first) this.writeHead(response);
+        const base = res.getWriteOffset();
+        const [ok, done] = res.tryEnd(chunk, total);
+        if (ok || done) {
+          settle(ok, done);
+          return;
+        }
+        this.writableWaiter = () => resolve(true);
+        res.onWritable((offset) => {
+          if (this.state === State.DONE) {
+            resolve(true);
+            return true;
+          }
+          const [ok2, done2] = res.tryEnd(chunk.subarray(offset - base), total);
+          return settle(ok2, done2);
+        });
+      });
+    });
+  }
+
   /** Close the connection mid-response (headers already sent). */
   terminate(): void {
     if (this.state === State.DONE) return;
@@ -684,6 +916,10 @@ function clientError(err: unknown): Response | null {
   const { status, body } = err as { status?: unknown; body?: unknown };
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) return null;
   if (typeof body !== 'object' || body === null || typeof (body as { error?: unknown }).error !== 'string') return null;
+  const { headers } = err as { headers?: unknown };
+  if (typeof headers === 'object' && headers !== null && Object.values(headers).every((v) => typeof v === 'string')) {
+    return json(body, { status, headers: headers as Record<string, string> });
+  }
   return json(body, { status });
 }
 

@@ -8,10 +8,18 @@
  * computed from signed distances.
  *
  * Everything here is deterministic: the same bytes on every run, so the blurhash, ETags and tests
- * are stable. Results are memoised per process.
+ * are stable. The scene is drawn here; sharp encodes the PNGs and the `blurhash` package the
+ * hash. Results are memoised per process.
  */
+import sharp from 'sharp';
 import { encodeBlurhash, BLURHASH_COMPONENTS } from './blurhash.ts';
-import { encodePng } from './png.ts';
+
+/** RGBA pixels → PNG, with sharp (libvips). */
+function encodePng(pixels: Uint8ClampedArray, width: number, height: number): Promise<Buffer> {
+  return sharp(Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), { raw: { width, height, channels: 4 } })
+    .png({ compressionLevel: 9, adaptiveFiltering: true })
+    .toBuffer();
+}
 
 /** Size of the @1x thumbnail (1.905:1, the aspect ratio of link-preview banners); @2x doubles it. */
 export const DEFAULT_THUMBNAIL_SIZE = { width: 600, height: 315 } as const;
@@ -186,31 +194,28 @@ function render(layout: Layout, width: number, height: number): Uint8ClampedArra
   return pixels;
 }
 
-let thumbnail: DefaultThumbnail | undefined;
+let thumbnail: Promise<DefaultThumbnail> | undefined;
 
 /**
  * The default server thumbnail: PNG at @1x and @2x and the blurhash of the @1x pixels. Computed
  * on first use (a few hundred milliseconds), then memoised.
  */
-export function defaultThumbnail(): DefaultThumbnail {
-  if (thumbnail) return thumbnail;
-  const { width, height } = DEFAULT_THUMBNAIL_SIZE;
-  const pixels = render(THUMBNAIL_LAYOUT, width, height);
-  const pixels2x = render(THUMBNAIL_LAYOUT, width * 2, height * 2);
-  thumbnail = {
-    png: encodePng(pixels, width, height),
-    png2x: encodePng(pixels2x, width * 2, height * 2),
-    blurhash: encodeBlurhash(pixels, width, height, BLURHASH_COMPONENTS.x, BLURHASH_COMPONENTS.y),
-    width,
-    height,
-  };
+export function defaultThumbnail(): Promise<DefaultThumbnail> {
+  thumbnail ??= (async () => {
+    const { width, height } = DEFAULT_THUMBNAIL_SIZE;
+    const pixels = render(THUMBNAIL_LAYOUT, width, height);
+    const pixels2x = render(THUMBNAIL_LAYOUT, width * 2, height * 2);
+    const [png, png2x] = await Promise.all([encodePng(pixels, width, height), encodePng(pixels2x, width * 2, height * 2)]);
+    return { png, png2x, blurhash: encodeBlurhash(pixels, width, height, BLURHASH_COMPONENTS.x, BLURHASH_COMPONENTS.y), width, height };
+  })();
+  thumbnail.catch(() => (thumbnail = undefined));
   return thumbnail;
 }
 
-const icons = new Map<number, Buffer>();
+const icons = new Map<number, Promise<Buffer>>();
 
 /** The default square icon as PNG, `size` pixels on a side (1…1024), memoised per size. */
-export function defaultIcon(size: number): Buffer {
+export function defaultIcon(size: number): Promise<Buffer> {
   if (!Number.isInteger(size) || size < 1 || size > 1024) throw new RangeError(`icon size must be 1…1024, got ${size}`);
   let png = icons.get(size);
   if (!png) {

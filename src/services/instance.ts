@@ -135,13 +135,13 @@ export function instanceView(services: Services): Promise<InstanceView<ContactAc
 export async function buildInstanceView(services: Services): Promise<InstanceView<ContactAccount>> {
   const { config } = services;
   const base = config.publicUrl;
-  const [stats, contact, descriptionAt, policyAt] = await Promise.all([
+  const [stats, contact, descriptionAt, policyAt, thumb] = await Promise.all([
     instanceStats(services),
     contactAccount(services),
     configuredTextUpdatedAt(services, 'extended_description', config.instance.description),
     configuredTextUpdatedAt(services, 'privacy_policy', config.instance.privacyPolicy),
+    defaultThumbnail(),
   ]);
-  const thumb = defaultThumbnail();
   return {
     domain: config.domain,
     baseUrl: base,

@@ -3,7 +3,7 @@
  * password, client-credentials and authorization-code grants. Secrets, codes and tokens are
  * random 256-bit strings; codes and tokens are stored only as their SHA-256.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../context.ts';
 import {
   AccountSchema,
@@ -15,7 +15,8 @@ import {
   type User,
 } from '../db/entities/index.ts';
 import { RoostError } from '../lib/errors.ts';
-import { verifyPassword } from '../lib/password.ts';
+import { hashPassword, verifyPassword } from '../lib/password.ts';
+import { rateLimits, tokenKey } from './rate-limits.ts';
 import { parseScopes, scopesWithin, unknownScopes } from '../lib/scopes.ts';
 import { hashSecret, issueAccessToken, randomToken } from './tokens.ts';
 import { forgetViewer } from './reads/viewer.ts';
@@ -154,8 +155,22 @@ export function requestedScopes(app: OAuthApplication, scope: string | undefined
   return scopes;
 }
 
-/** A user who may sign in: found by username or e-mail, password right, not disabled or pending. */
-export async function authenticateUser(services: Services, login: string, password: string): Promise<User | null> {
+/** A hash no password matches, checked when the login names nobody (made once per process). */
+let dummyHash: Promise<string> | undefined;
+function unknownUserHash(): Promise<string> {
+  return (dummyHash ??= hashPassword(randomBytes(32).toString('hex')));
+}
+
+/**
+ * A user who may sign in: found by username or e-mail, password right, not disabled or pending.
+ * Every attempt counts against the sign-in limits (per IP when `ip` is known, and per login) and
+ * runs one scrypt whether or not the login names an account, so the answer's timing does not
+ * tell which e-mail addresses are registered.
+ */
+export async function authenticateUser(services: Services, login: string, password: string, ip?: string): Promise<User | null> {
+  const limits = rateLimits(services);
+  if (ip) await limits.consume('signIn', ip);
+  await limits.consume('signInPerLogin', tokenKey(login.trim().toLowerCase()));
   const em = services.db.em();
   let user: User | null = null;
   if (login.includes('@')) user = await em.findOne(UserSchema, { email: { $ilike: login.replace(/[\\%_]/g, '\\$&') } });
@@ -163,7 +178,11 @@ export async function authenticateUser(services: Services, login: string, passwo
     const account = await em.findOne(AccountSchema, { username: { $ilike: login.replace(/[\\%_]/g, '\\$&') }, domain: null });
     if (account) user = await em.findOne(UserSchema, { accountId: account.id });
   }
-  if (!user || !(await verifyPassword(password, user.encryptedPassword))) return null;
+  if (!user) {
+    await verifyPassword(password, await unknownUserHash());
+    return null;
+  }
+  if (!(await verifyPassword(password, user.encryptedPassword))) return null;
   return user;
 }
 
@@ -223,6 +242,8 @@ export interface TokenRequest {
   codeVerifier?: string;
   username?: string;
   password?: string;
+  /** The client's address (password attempts are limited per IP). */
+  ip?: string;
 }
 
 /** POST /oauth/token, checked in Doorkeeper's order so each failure gets Doorkeeper's error. */
@@ -235,7 +256,7 @@ export async function exchangeToken(services: Services, req: TokenRequest): Prom
     }
     case 'password': {
       const app = await authenticateClient(services, req.clientId, req.clientSecret);
-      const user = req.username && req.password ? await authenticateUser(services, req.username, req.password) : null;
+      const user = req.username && req.password ? await authenticateUser(services, req.username, req.password, req.ip) : null;
       if (!user || signInRefusal(user)) throw oauthError(400, 'invalid_grant');
       return tokenResponse(services, app.id, user.id, requestedScopes(app, req.scope));
     }

@@ -8,6 +8,8 @@
  * written in one transaction that also queues an Update(Person) for remote followers and, when
  * the fields changed, their rel="me" verification.
  */
+import { rm, rmdir } from 'node:fs/promises';
+import path from 'node:path';
 import { parseAcct } from '../lib/acct.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
@@ -19,7 +21,15 @@ import { countedLength } from '../lib/text-format.ts';
 import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
 import { enqueue } from '../jobs/queue.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import { pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
+import {
+  ImageRejected,
+  deleteAccountImage,
+  newAccountImageLocation,
+  processAccountImage,
+  sniffImage,
+  writeAccountImage,
+  type ProcessedImage,
+} from './media-store.ts';
 import { setAccountLocked } from './relationships.ts';
 import { enqueueLinkVerification, verifiableUrl } from './link-verification.ts';
 
@@ -81,6 +91,26 @@ function validateProfileUpdate(input: ProfileUpdate, limits: InstanceLimits['acc
   return fields;
 }
 
+/** Decode and re-encode the uploads (bounded pixels, no metadata); one 422 names each refused image. */
+async function processImages(services: Services, input: ProfileUpdate): Promise<{ avatar?: ProcessedImage; header?: ProcessedImage }> {
+  const maxPixels = services.config.bodyLimits.maxImagePixels;
+  const v = new Validation();
+  const out: { avatar?: ProcessedImage; header?: ProcessedImage } = {};
+  for (const key of ['avatar', 'header'] as const) {
+    const data = input[key];
+    if (!data) continue;
+    try {
+      out[key] = await processAccountImage(key === 'avatar' ? 'avatars' : 'headers', data, maxPixels);
+    } catch (err) {
+      if (!(err instanceof ImageRejected)) throw err;
+      if (err.reason === 'too_many_pixels') v.add(key, 'ERR_TOO_BIG', `dimensions must not exceed ${maxPixels} pixels`);
+      else v.add(key, 'ERR_INVALID', 'must be a PNG, JPEG, GIF or WebP image');
+    }
+  }
+  v.throwIfInvalid();
+  return out;
+}
+
 /** Queues the Update(Person) to remote followers (one pending per account: it reads the profile when it runs). */
 async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlFromEm>[0], accountId: string): Promise<void> {
   const event: DomainEvent = { type: 'account.updated', accountId };
@@ -89,50 +119,72 @@ async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlF
 
 export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
   const fields = validateProfileUpdate(input, services.config.limits.accounts);
+  const images = await processImages(services, input);
 
   // Locking and unlocking go through the account actor (and an unlock through every pending follow).
   if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked);
 
-  await services.db.em().transactional(async (tx) => {
-    // The row lock serialises edits of one profile, so image files and rows agree.
-    const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const user = await tx.findOneOrFail(UserSchema, { id: userId });
-    if (input.displayName !== undefined) account.displayName = input.displayName;
-    if (input.note !== undefined) account.note = input.note;
-    if (input.bot !== undefined) account.actorType = input.bot ? 'Service' : 'Person';
-    if (input.discoverable !== undefined) account.discoverable = input.discoverable;
-    if (input.indexable !== undefined) account.indexable = input.indexable;
-    if (input.hideCollections !== undefined) account.hideCollections = input.hideCollections;
-    let verify = false;
-    if (fields) {
-      // A value that was verified before keeps its verification (Mastodon's fields_attributes=).
-      const before = account.fields;
-      account.fields = fields.map((f) => ({ ...f, verified_at: before.find((b) => b.value === f.value && b.verified_at)?.verified_at ?? null }));
-      verify = account.fields.some((f) => !f.verified_at && verifiableUrl(f.value) !== null);
+  // Image files are written inside the transaction, under the row lock, and removed again if it
+  // fails; the files they replace are removed only once it committed. So no edit, failed or
+  // concurrent, leaves a file no row points at, or a row pointing at no file.
+  const written: string[] = [];
+  const replaced: { kind: 'avatars' | 'headers'; url: string | null }[] = [];
+  try {
+    await services.db.em().transactional(async (tx) => {
+      replaced.length = 0;
+      // The row lock serialises edits of one profile, so image files and rows agree.
+      const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const user = await tx.findOneOrFail(UserSchema, { id: userId });
+      if (input.displayName !== undefined) account.displayName = input.displayName;
+      if (input.note !== undefined) account.note = input.note;
+      if (input.bot !== undefined) account.actorType = input.bot ? 'Service' : 'Person';
+      if (input.discoverable !== undefined) account.discoverable = input.discoverable;
+      if (input.indexable !== undefined) account.indexable = input.indexable;
+      if (input.hideCollections !== undefined) account.hideCollections = input.hideCollections;
+      let verify = false;
+      if (fields) {
+        // A value that was verified before keeps its verification (Mastodon's fields_attributes=).
+        const before = account.fields;
+        account.fields = fields.map((f) => ({ ...f, verified_at: before.find((b) => b.value === f.value && b.verified_at)?.verified_at ?? null }));
+        verify = account.fields.some((f) => !f.verified_at && verifiableUrl(f.value) !== null);
+      }
+      for (const [key, kind] of [['avatar', 'avatars'], ['header', 'headers']] as const) {
+        const image = images[key];
+        if (!image) continue;
+        const { url, file } = newAccountImageLocation(services, kind, accountId, image.ext);
+        written.push(file);
+        await writeAccountImage(file, image.data);
+        replaced.push({ kind, url: (key === 'avatar' ? account.avatarUrl : account.headerUrl) ?? null });
+        if (key === 'avatar') account.avatarUrl = url;
+        else account.headerUrl = url;
+      }
+      const settings = { ...(user.settings as Record<string, unknown>) };
+      const source = input.source ?? {};
+      if (source.privacy !== undefined) settings['posting:default:visibility'] = source.privacy;
+      if (source.sensitive !== undefined) settings['posting:default:sensitive'] = source.sensitive;
+      if (source.language !== undefined) settings['posting:default:language'] = source.language || null;
+      user.settings = settings;
+      user.updatedAt = services.clock.now();
+      account.updatedAt = services.clock.now();
+      await tx.flush();
+      await queueProfileUpdate(services, tx, accountId);
+      if (verify) await enqueueLinkVerification(sqlFromEm(tx), accountId, services.clock);
+    });
+  } catch (err) {
+    for (const f of written) {
+      await rm(f, { force: true }).catch(() => undefined);
+      await rmdir(path.dirname(f)).catch(() => undefined); // only when nothing else is in it
     }
-    const avatarUrl = input.avatar ? await storeAccountImage(services, 'avatars', accountId, input.avatar) : undefined;
-    const headerUrl = input.header ? await storeAccountImage(services, 'headers', accountId, input.header) : undefined;
-    if (avatarUrl) account.avatarUrl = avatarUrl;
-    if (headerUrl) account.headerUrl = headerUrl;
-    const settings = { ...(user.settings as Record<string, unknown>) };
-    const source = input.source ?? {};
-    if (source.privacy !== undefined) settings['posting:default:visibility'] = source.privacy;
-    if (source.sensitive !== undefined) settings['posting:default:sensitive'] = source.sensitive;
-    if (source.language !== undefined) settings['posting:default:language'] = source.language || null;
-    user.settings = settings;
-    user.updatedAt = services.clock.now();
-    account.updatedAt = services.clock.now();
-    await tx.flush();
-    await queueProfileUpdate(services, tx, accountId);
-    if (verify) await enqueueLinkVerification(sqlFromEm(tx), accountId, services.clock);
-    if (avatarUrl) await pruneAccountImages(services, 'avatars', accountId, avatarUrl);
-    if (headerUrl) await pruneAccountImages(services, 'headers', accountId, headerUrl);
-  });
+    throw err;
+  }
+  for (const r of replaced) await deleteAccountImage(services, r.kind, accountId, r.url).catch(() => undefined);
 }
 
 /** DELETE /api/v1/profile/avatar|header: back to the default image (a no-op when there is none). */
 export async function removeProfileImage(services: Services, accountId: string, kind: 'avatar' | 'header'): Promise<void> {
+  let removed: string | null = null;
   await services.db.em().transactional(async (tx) => {
+    removed = null;
     const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const current = kind === 'avatar' ? account.avatarUrl : account.headerUrl;
     if (current === null) return;
@@ -141,8 +193,10 @@ export async function removeProfileImage(services: Services, accountId: string, 
     account.updatedAt = services.clock.now();
     await tx.flush();
     await queueProfileUpdate(services, tx, accountId);
-    await pruneAccountImages(services, kind === 'avatar' ? 'avatars' : 'headers', accountId, null);
+    removed = current ?? null;
   });
+  // The file goes once the row no longer points at it.
+  await deleteAccountImage(services, kind === 'avatar' ? 'avatars' : 'headers', accountId, removed).catch(() => undefined);
 }
 
 // --- viewing profiles -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts'
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { AccountSchema } from '../../src/db/entities/index.ts';
-import { encodePng } from '../../src/lib/png.ts';
+import sharp from 'sharp';
 
 let a: TestRoost;
 let b: TestRoost;
@@ -33,7 +33,7 @@ describe('profile changes across instances', () => {
     form.append('note', 'Shining https://star.example');
     form.append('fields_attributes[0][name]', 'Site');
     form.append('fields_attributes[0][value]', 'https://star.example');
-    form.append('avatar', new Blob([new Uint8Array(encodePng(new Uint8Array(64).fill(9), 4, 4))]), 'a.png');
+    form.append('avatar', new Blob([new Uint8Array(await sharp(Buffer.alloc(64, 9), { raw: { width: 4, height: 4, channels: 4 } }).png().toBuffer())]), 'a.png');
     const res = await star.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: form });
     expect(res.status).toBe(200);
 

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
-import { encodePng } from '../../src/lib/png.ts';
+import sharp from 'sharp';
 import { AccountSchema } from '../../src/db/entities/index.ts';
 
 let roost: TestRoost;
@@ -19,8 +19,9 @@ beforeAll(async () => {
 });
 afterAll(async () => roost?.close());
 
-const png = encodePng(new Uint8Array(4 * 4 * 4).fill(200), 4, 4);
-const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
+// 4×4 pixels, every channel 200 (alpha too), and a 1×1 GIF.
+const png = await sharp(Buffer.alloc(4 * 4 * 4, 200), { raw: { width: 4, height: 4, channels: 4 } }).png().toBuffer();
+const gif = await sharp({ create: { width: 1, height: 1, channels: 3, background: { r: 0, g: 0, b: 0 } } }).gif().toBuffer();
 const update = (user: TestUser, body: unknown, method = 'PATCH') => user.api('/api/v1/accounts/update_credentials', { method, body });
 
 describe('update_credentials', () => {
@@ -111,7 +112,10 @@ describe('update_credentials', () => {
     const file = await fetch(res.body.avatar);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toBe('image/png');
-    expect(Buffer.from(await file.arrayBuffer()).equals(png)).toBe(true);
+    // Re-encoded, not stored as sent: the same pixels come back.
+    const served = sharp(Buffer.from(await file.arrayBuffer()));
+    expect(await served.metadata()).toMatchObject({ format: 'png', width: 4, height: 4 });
+    expect((await served.ensureAlpha().raw().toBuffer()).equals(Buffer.alloc(64, 200))).toBe(true);
     expect((await fetch(res.body.header)).headers.get('content-type')).toBe('image/gif');
     const avatarDir = path.join(roost.dataDir, 'media', 'accounts', 'avatars', me.account.id);
     expect(readdirSync(avatarDir)).toEqual([path.basename(res.body.avatar)]);

@@ -8,7 +8,7 @@ import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts'
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { AccountSchema } from '../../src/db/entities/index.ts';
-import { encodePng } from '../../src/lib/png.ts';
+import sharp from 'sharp';
 
 const AP = { accept: 'application/activity+json' };
 let a: TestRoost;
@@ -72,7 +72,7 @@ describe('the actor document', () => {
     form.append('note', 'Verses & <tags> #Poetry with @bob, @carol@' + b.config.domain + ' and @ghost\n\nhttps://poet.example/about');
     form.append('fields_attributes[0][name]', 'Site');
     form.append('fields_attributes[0][value]', 'https://poet.example');
-    form.append('avatar', new Blob([new Uint8Array(encodePng(new Uint8Array(64).fill(9), 4, 4))]), 'a.png');
+    form.append('avatar', new Blob([new Uint8Array(await sharp(Buffer.alloc(64, 9), { raw: { width: 4, height: 4, channels: 4 } }).png().toBuffer())]), 'a.png');
     const updated = await poet.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: form });
     expect(updated.status).toBe(200);
 

@@ -53,6 +53,16 @@ export async function createTestDatabase(): Promise<{ url?: string; pglite?: PGl
   };
 }
 
+const GENEROUS = { limit: 1_000_000, periodSeconds: 300 };
+export const GENEROUS_RATE_LIMITS = {
+  perToken: GENEROUS,
+  perIp: GENEROUS,
+  signIn: GENEROUS,
+  signInPerLogin: GENEROUS,
+  signUp: GENEROUS,
+  uploads: GENEROUS,
+};
+
 export async function startTestRoost(
   overrides: Record<string, unknown> = {},
   opts: StartOptions = {},
@@ -68,6 +78,9 @@ export async function startTestRoost(
       databaseUrl: db.url ?? null,
       logLevel: process.env.ROOST_TEST_LOG_LEVEL ?? 'silent',
       ...overrides,
+      // Generous limits, so tests that make many requests from one address never meet them;
+      // a test of the limits tightens the ones it checks.
+      rateLimits: { ...GENEROUS_RATE_LIMITS, ...(overrides.rateLimits as object) },
       federation: { allowPrivateAddresses: true, ...(overrides.federation as object) },
     },
   });

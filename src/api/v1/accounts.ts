@@ -109,6 +109,10 @@ export function accountRoutes(router: Router, services: Services, federation?: R
       header: file('header'),
     });
     return json(await credentialAccountJson(services, viewer));
+  }, {
+    // Images come with it: a larger body, and only from a valid token (checked before the upload is read).
+    maxBodyBytes: services.config.bodyLimits.maxUploadBytes,
+    beforeBody: async (ctx) => void (await requireUser(services, ctx, WRITE_ACCOUNTS)),
   });
 
   router.get('/api/v1/accounts/lookup', async (ctx) => {

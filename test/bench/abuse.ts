@@ -1,0 +1,242 @@
+/**
+ * Abuse: what hostile clients cost a running Roost (`roost start` in its own process, embedded
+ * database, default limits), each figure next to the idle baseline of the same run:
+ *
+ *   - peak RSS while 10 clients trickle 90 MB multipart uploads (chunked, 64 KiB every 20 ms) at
+ *     an unauthenticated route (POST /api/v1/apps), and how much each got to send;
+ *   - peak RSS while 60 clients request a 16 MB file under /system/ and then stop reading;
+ *   - password guesses accepted (not 429) in one minute from one IP through the password grant,
+ *     next to the same minute's guesses on a server started with rate limits off.
+ *
+ *   npm run bench -- abuse [guess-seconds=60]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { table, fmtInt } from './lib/report.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const cli = path.join(root, 'src/cli.ts');
+const MB = 1024 * 1024;
+
+interface Server {
+  port: number;
+  pid: number;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(env: Record<string, string>, prepare?: (dataDir: string) => void): Promise<Server> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-abuse-'));
+  prepare?.(dataDir);
+  const child: ChildProcess = spawn(process.execPath, [cli, 'start'], {
+    cwd: root,
+    env: { ...process.env, ROOST_DATA_DIR: dataDir, ROOST_PORT: '0', ROOST_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d) => (out += d));
+    child.on('exit', (code) => reject(new Error(`roost exited ${code}: ${out.slice(-2000)}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return {
+    port,
+    pid: child.pid!,
+    dataDir,
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** Peak RSS of `pid` while `run` runs (sampled every 50 ms). */
+async function peakRss<T>(pid: number, run: () => Promise<T>): Promise<{ peak: number; result: T }> {
+  let peak = rssOf(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
+  try {
+    const result = await run();
+    peak = Math.max(peak, rssOf(pid));
+    return { peak, result };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One client trickling a chunked multipart body of `total` bytes; resolves with the bytes it got to send. */
+function trickleUpload(port: number, total: number, ms: number): Promise<{ sent: number; status: string }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let sent = 0;
+    let status = 'none';
+    let timer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      clearInterval(timer);
+      clearTimeout(stopAt);
+      socket.destroy();
+      resolve({ sent, status });
+    };
+    const stopAt = setTimeout(finish, ms);
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    socket.on('connect', () => {
+      socket.write('POST /api/v1/apps HTTP/1.1\r\nHost: bench\r\nContent-Type: multipart/form-data; boundary=xyz\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const head = '--xyz\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n';
+      socket.write(`${Buffer.byteLength(head).toString(16)}\r\n${head}\r\n`);
+      timer = setInterval(() => {
+        if (socket.destroyed || sent >= total) return;
+        socket.write(`${piece.length.toString(16)}\r\n`);
+        socket.write(piece);
+        socket.write('\r\n');
+        sent += piece.length;
+      }, 20);
+    });
+    socket.on('data', (d) => {
+      if (status === 'none') status = d.toString('latin1').split('\r\n')[0] ?? '';
+    });
+    socket.on('error', () => {});
+    socket.on('close', finish);
+  });
+}
+
+/** One client asking for the file and then not reading; resolves after `ms` with the status line seen. */
+function stalledReader(port: number, file: string, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${file} HTTP/1.1\r\nHost: bench\r\n\r\n`));
+    let status = '';
+    socket.once('data', (d) => {
+      status = d.toString('latin1').split('\r\n')[0] ?? '';
+      socket.pause(); // stop reading: the kernel buffers fill, then the server sees backpressure
+    });
+    socket.on('error', () => {});
+    setTimeout(() => {
+      socket.destroy();
+      resolve(status);
+    }, ms);
+  });
+}
+
+async function createApp(port: number): Promise<{ client_id: string; client_secret: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/apps`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'bench', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read' }),
+  });
+  return (await res.json()) as { client_id: string; client_secret: string };
+}
+
+/** Password guesses for one e-mail from this IP for `seconds`: accepted (answered, not 429) and refused. */
+async function guessPasswords(port: number, seconds: number): Promise<{ accepted: number; refused: number }> {
+  const app = await createApp(port);
+  let accepted = 0;
+  let refused = 0;
+  const until = performance.now() + seconds * 1000;
+  let n = 0;
+  while (performance.now() < until) {
+    const res = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'password', client_id: app.client_id, client_secret: app.client_secret, username: 'victim@example.com', password: `guess-${n++}`, scope: 'read' }),
+    });
+    await res.arrayBuffer();
+    if (res.status === 429) refused++;
+    else accepted++;
+  }
+  return { accepted, refused };
+}
+
+const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
+const plus = (bytes: number) => `${bytes >= 0 ? '+' : ''}${(bytes / MB).toFixed(0)} MB`;
+
+export async function main(args: string[]): Promise<number> {
+  const guessSeconds = Number(args[0] ?? 60);
+  const mediaRel = 'accounts/headers/1/0123456789abcdef01234567.png';
+  const server = await startServer({}, (dataDir) => {
+    const file = path.join(dataDir, 'media', mediaRel);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, Buffer.alloc(16 * MB, 7));
+  });
+  const rows: string[][] = [];
+  let guesses: { accepted: number; refused: number };
+  try {
+    // Warm up: the instance document, a small file request, then let the heap settle.
+    for (let i = 0; i < 20; i++) await (await fetch(`http://127.0.0.1:${server.port}/api/v1/instance`)).arrayBuffer();
+    await (await fetch(`http://127.0.0.1:${server.port}/system/${mediaRel}`)).arrayBuffer();
+    await sleep(2000);
+    const idle = rssOf(server.pid);
+    rows.push(['idle (after warm-up)', mb(idle), '', '']);
+
+    const trickle = await peakRss(server.pid, () => Promise.all(Array.from({ length: 10 }, () => trickleUpload(server.port, 90 * MB, 8000))));
+    const sent = trickle.result.map((r) => r.sent);
+    rows.push([
+      '10 clients trickle 90 MB uploads (unauthenticated route)',
+      mb(trickle.peak),
+      plus(trickle.peak - idle),
+      `each cut off after ${(Math.max(...sent) / MB).toFixed(1)} MB: ${[...new Set(trickle.result.map((r) => r.status))].join(', ')}`,
+    ]);
+    await sleep(2000);
+
+    const idle2 = rssOf(server.pid);
+    const stall = await peakRss(server.pid, async () => {
+      const readers = Array.from({ length: 60 }, () => stalledReader(server.port, `/system/${mediaRel}`, 6000));
+      return Promise.all(readers);
+    });
+    rows.push([
+      '60 clients stall on a 16 MB media file',
+      mb(stall.peak),
+      plus(stall.peak - idle2),
+      `${stall.result.filter((s) => s.startsWith('HTTP/1.1 200')).length}/60 got 200 (idle before: ${mb(idle2)})`,
+    ]);
+
+    guesses = await guessPasswords(server.port, guessSeconds);
+  } finally {
+    await server.stop();
+  }
+
+  const open = await startServer({ ROOST_RATE_LIMITS: '0' });
+  let unlimited: { accepted: number; refused: number };
+  const openSeconds = Math.min(guessSeconds, 15);
+  try {
+    unlimited = await guessPasswords(open.port, openSeconds);
+  } finally {
+    await open.stop();
+  }
+
+  console.log(table(['roost start, embedded database', 'peak RSS', 'vs idle', 'note'], rows));
+  console.log();
+  const perMinute = (g: { accepted: number }, s: number) => (g.accepted * 60) / s;
+  console.log(
+    table(
+      ['password grant, one IP', 'accepted/min', 'refused (429)', 'ratio'],
+      [
+        [`rate limits on (${guessSeconds} s)`, fmtInt(perMinute(guesses!, guessSeconds)), fmtInt(guesses!.refused), `${(perMinute(guesses!, guessSeconds) / perMinute(unlimited!, openSeconds)).toFixed(3)}x`],
+        [`rate limits off (${openSeconds} s)`, fmtInt(perMinute(unlimited!, openSeconds)), fmtInt(unlimited!.refused), '1.000x'],
+      ],
+    ),
+  );
+  return 0;
+}
