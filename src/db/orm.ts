@@ -25,6 +25,11 @@ export interface Database {
   pglite?: PGlite;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
+  /**
+   * Statements sent to the database since open (every query, BEGIN and COMMIT included, from the
+   * ORM and from plain SQL alike): what tests read to pin how many statements a use case costs.
+   */
+  statements(): number;
 }
 
 export interface OpenDatabaseOptions {
@@ -83,7 +88,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     orm = await PgliteMikroORM.init({ ...common, dbName: 'roost', driverOptions: { pglite: instance } });
   }
 
+  const counter = countStatements(orm);
   const db: Database = {
+    statements: () => counter.count,
     orm,
     kind: pglite ? 'pglite' : 'postgres',
     em: () => orm.em.fork(),
@@ -101,4 +108,33 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     },
   };
   return db;
+}
+
+/**
+ * Counts the statements of this ORM's Kysely client: every connection its executor hands out
+ * (transactions take theirs the same way) is wrapped so `executeQuery` and `streamQuery` count.
+ * The driver releases the connection it acquired, never the wrapper.
+ */
+function countStatements(orm: MikroORM): { count: number } {
+  const counter = { count: 0 };
+  const kysely = (orm.em.getConnection() as unknown as { getClient(): { getExecutor(): { provideConnection: Function } } }).getClient();
+  const executor = kysely.getExecutor();
+  const provide = executor.provideConnection.bind(executor);
+  executor.provideConnection = (consumer: (c: object) => Promise<unknown>, options?: unknown) =>
+    provide((connection: object) => {
+      const counted = new Proxy(connection, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target);
+          if (prop === 'executeQuery' || prop === 'streamQuery') {
+            return (...args: unknown[]) => {
+              counter.count++;
+              return (value as Function).apply(target, args);
+            };
+          }
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      return consumer(counted);
+    }, options);
+  return counter;
 }
