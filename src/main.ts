@@ -21,7 +21,9 @@ import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
 import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { createEffectDispatcher } from './effects/dispatch.ts';
-import { EFFECT_JOB, type DomainEvent } from './effects/events.ts';
+import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
+import { handleTimer } from './services/timers.ts';
+import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
 import { startHttpServer } from './http/index.ts';
 import { buildRouter } from './api/routes.ts';
@@ -152,7 +154,9 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       concurrency: 4,
       listener,
       handlers: {
-        [EFFECT_JOB]: (payload: unknown) => dispatch(payload as DomainEvent),
+        [EVENT_JOB]: (payload: unknown) => dispatch(payload as OutboxRecord),
+        [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
+        [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
         [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
       },
     });

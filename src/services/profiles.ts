@@ -15,8 +15,7 @@ import { AccountSchema, UserRoleSchema, UserSchema, type Account, type User, typ
 import { Validation, notFound } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { countedLength } from '../lib/text-format.ts';
-import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
-import { enqueue } from '../jobs/queue.ts';
+import { recordEvent } from './actor-store.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import type { AccountView } from '../serializers/account.ts';
 import { MAX_IMAGE_BYTES, pruneAccountImages, sniffImage, storeAccountImage } from './media-store.ts';
@@ -107,17 +106,22 @@ function validateProfileUpdate(input: ProfileUpdate): { name: string; value: str
 
 /** Queues the Update(Person) to remote followers (one pending per account: it reads the profile when it runs). */
 async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlFromEm>[0], accountId: string): Promise<void> {
-  const event: DomainEvent = { type: 'account.updated', accountId };
-  await enqueue(sqlFromEm(tx), { kind: EFFECT_JOB, payload: event, dedupeKey: `account.updated:${accountId}` }, { clock: services.clock });
+  await recordEvent(services, sqlFromEm(tx), {
+    actorKind: 'account',
+    actorId: accountId,
+    origin: 'client',
+    event: { type: 'account.updated', accountId },
+    dedupeKey: `account.updated:${accountId}`,
+  });
 }
 
 export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
   const fields = validateProfileUpdate(input);
 
-  // Locking and unlocking go through the account actor (and an unlock through every pending follow).
-  if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked);
-
+  // One transaction for the whole edit: the lock (a step of the account actor, and an unlock a
+  // step of every pending follow) commits with the rest or not at all.
   await services.db.em().transactional(async (tx) => {
+    if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked, { em: tx, origin: 'client' });
     // The row lock serialises edits of one profile, so image files and rows agree.
     const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const user = await tx.findOneOrFail(UserSchema, { id: userId });

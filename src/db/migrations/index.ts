@@ -6,6 +6,7 @@ import { Migration20261122030000_profiles } from './Migration20261122030000_prof
 import { Migration20261122040000_relationships } from './Migration20261122040000_relationships.ts';
 import { Migration20261122045000_suggestions_moves } from './Migration20261122045000_suggestions_moves.ts';
 import { Migration20261122050000_notes_pins_domain_blocks } from './Migration20261122050000_notes_pins_domain_blocks.ts';
+import { Migration20261123000000_outbox } from './Migration20261123000000_outbox.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Migration20261122040000_relationships,
   Migration20261122045000_suggestions_moves,
   Migration20261122050000_notes_pins_domain_blocks,
+  Migration20261123000000_outbox,
 ];
