@@ -30,6 +30,14 @@ import { buildRouter } from './api/routes.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
+/**
+ * How often an idle job pool looks at the queue when nothing woke it. LISTEN/NOTIFY wakes pools on
+ * every commit that queues work, and a pool computes the next scheduled run_at itself, so this
+ * only bounds how long a lost notification can delay a job (an idle instance polled 4 times a
+ * second with 1 s).
+ */
+export const SAFETY_NET_POLL_MS = 30_000;
+
 export interface OpenOptions {
   logLevel?: LogLevel;
   logDestination?: pino.DestinationStream;
@@ -84,7 +92,13 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
  */
 export function federationOn(services: Services, listener?: JobNotifyListener): RoostFederation {
   const kv = new PostgresKvStore(services.db.sql, { clock: services.clock });
-  const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log: services.log, listener });
+  const queue = new PostgresMessageQueue(services.db.sql, {
+    clock: services.clock,
+    log: services.log,
+    listener,
+    // With LISTEN/NOTIFY waking it, the poll is a safety net; without a listener (a CLI process), the queue does not run.
+    pollIntervalMs: listener ? SAFETY_NET_POLL_MS : undefined,
+  });
   return createRoostFederation({ services, kv, queue });
 }
 
@@ -153,6 +167,8 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       log,
       concurrency: 4,
       listener,
+      // NOTIFY wakes the pool on every commit that queues work; polling is only a safety net.
+      pollIntervalMs: SAFETY_NET_POLL_MS,
       handlers: {
         [EVENT_JOB]: (payload: unknown) => dispatch(payload as OutboxRecord),
         [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),

@@ -12,7 +12,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS } from './migrations/index.ts';
-import { sqlFromEm, type Sql } from './sql.ts';
+import { sqlFromEm, statementSource, type Sql } from './sql.ts';
 
 export interface Database {
   orm: MikroORM;
@@ -26,10 +26,11 @@ export interface Database {
   migrate(): Promise<string[]>;
   close(): Promise<void>;
   /**
-   * Statements sent to the database since open (every query, BEGIN and COMMIT included, from the
-   * ORM and from plain SQL alike): what tests read to pin how many statements a use case costs.
+   * Statements sent to the database since open through its connections (ORM queries and plain
+   * SQL alike); with `source`, only those sent inside `statementSource.run(source, …)` (the job
+   * workers run as 'jobs'). What tests read to pin how many statements a use case costs.
    */
-  statements(): number;
+  statements(source?: string): number;
 }
 
 export interface OpenDatabaseOptions {
@@ -90,7 +91,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
 
   const counter = countStatements(orm);
   const db: Database = {
-    statements: () => counter.count,
+    statements: (source?: string) => (source === undefined ? counter.count : (counter.bySource.get(source) ?? 0)),
     orm,
     kind: pglite ? 'pglite' : 'postgres',
     em: () => orm.em.fork(),
@@ -115,8 +116,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
  * (transactions take theirs the same way) is wrapped so `executeQuery` and `streamQuery` count.
  * The driver releases the connection it acquired, never the wrapper.
  */
-function countStatements(orm: MikroORM): { count: number } {
-  const counter = { count: 0 };
+function countStatements(orm: MikroORM): { count: number; bySource: Map<string, number> } {
+  const counter = { count: 0, bySource: new Map<string, number>() };
   const kysely = (orm.em.getConnection() as unknown as { getClient(): { getExecutor(): { provideConnection: Function } } }).getClient();
   const executor = kysely.getExecutor();
   const provide = executor.provideConnection.bind(executor);
@@ -128,6 +129,8 @@ function countStatements(orm: MikroORM): { count: number } {
           if (prop === 'executeQuery' || prop === 'streamQuery') {
             return (...args: unknown[]) => {
               counter.count++;
+              const source = statementSource.getStore();
+              if (source !== undefined) counter.bySource.set(source, (counter.bySource.get(source) ?? 0) + 1);
               return (value as Function).apply(target, args);
             };
           }

@@ -13,7 +13,7 @@ import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
-import { recordEvent, stepActor, type ActorTable, type Origin } from './actor-store.ts';
+import { recordEvent, stepActor, type ActorTable, type Origin, type RawRow } from './actor-store.ts';
 
 export type FollowOptions = FollowOptionsPatch;
 
@@ -97,6 +97,35 @@ export async function stepFollow(
   return { follow: r.row ?? (null as never), accepted: r.accepted, emitted: r.emitted.map((e) => e.type) };
 }
 
+/**
+ * Both accounts and the facts a follow request needs, in one statement: whether either blocks
+ * the other, and whether the target mutes the follower. A missing or suspended target is a 404.
+ */
+async function followFacts(em: EntityManager, followerId: string, targetId: string, now: Date) {
+  const rows = await sqlFromEm(em).query<RawRow & { blocked_pair: boolean; muted_by_target: boolean }>(
+    `select a.*,
+            exists (select 1 from blocks where (account_id = $1 and target_account_id = $2) or (account_id = $2 and target_account_id = $1)) as blocked_pair,
+            exists (select 1 from mutes where account_id = $2 and target_account_id = $1 and (expires_at is null or expires_at > $3)) as muted_by_target
+       from accounts a where a.id in ($1, $2)`,
+    [followerId, targetId, now],
+  );
+  const row = (id: string) => rows.find((r) => String(r.id) === id);
+  const [f, t] = [row(followerId), row(targetId)];
+  if (!f || !t) throw notFound();
+  const { blocked_pair: blocked, muted_by_target: muted } = f;
+  const strip = ({ blocked_pair: _b, muted_by_target: _m, ...rest }: typeof f) => rest;
+  const follower = em.map(AccountSchema, strip(f) as never);
+  const target = em.map(AccountSchema, strip(t) as never);
+  if (target.suspendedAt) throw notFound();
+  return {
+    follower,
+    target,
+    blocked: !!blocked,
+    requesterSilenced: follower.silencedAt !== null && follower.silencedAt !== undefined,
+    requesterMutedByTarget: !!muted,
+  };
+}
+
 /** Both accounts in one statement; a missing or suspended target is a 404. */
 async function loadPair(em: EntityManager, followerId: string, targetId: string): Promise<[Account, Account]> {
   const rows = await em.find(AccountSchema, { id: { $in: [followerId, targetId] } });
@@ -117,9 +146,8 @@ export async function followAccount(
 ): Promise<Follow> {
   if (followerId === targetId) throw new RoostError(403, 'This action is not allowed');
   const run = async (tx: EntityManager) => {
-    const [follower, target] = await loadPair(tx, followerId, targetId);
-    if (await blockedEitherWay(tx, followerId, targetId)) throw new RoostError(403, 'This action is not allowed');
-    const facts = await requesterFacts(tx, follower, target, services.clock.now());
+    const { follower, target, blocked, ...facts } = await followFacts(tx, followerId, targetId, services.clock.now());
+    if (blocked) throw new RoostError(403, 'This action is not allowed');
     const { follow } = await stepFollow(
       services,
       follower,
