@@ -29,16 +29,20 @@ describe('statements per follow', () => {
       expect(res.body.following).toBe(true);
       counts.push(used);
     }
-    console.log(`POST /api/v1/accounts/:id/follow: ${counts.join(', ')} statements (before the actor store: 21)`);
+    const kind = roost.services.db.kind;
+    console.log(`POST /api/v1/accounts/:id/follow on ${kind}: ${counts.join(', ')} statements (before the actor store: ${BEFORE[kind]})`);
     // Every follow of the same kind costs the same: nothing else runs in the request's window.
     expect(new Set(counts).size).toBe(1);
-    expect(counts[0]).toBeLessThanOrEqual(STATEMENT_BUDGET);
+    expect(counts[0]).toBeLessThanOrEqual(BUDGET[kind]);
   });
 });
 
 /**
- * The budget this test holds the route to. Before the actor store: 21 (6 authenticating, 7
- * following, 8 rendering the Relationship). Now 18: the follow itself is 4 statements — the pair
- * with its block and mute facts, the row lock, the insert, the outbox.
+ * The budget this test holds the route to. Before the actor store, on PGlite: 21 (6
+ * authenticating, 7 following, 8 rendering the Relationship); now 18: the follow itself is 4
+ * statements — the pair with its block and mute facts, the row lock, the insert, the outbox. On
+ * PostgreSQL the counter also sees BEGIN and COMMIT (two transactions: the token's last use and
+ * the follow; on PGlite the driver opens transactions through PGlite's own API): 25 before, 22 now.
  */
-const STATEMENT_BUDGET = 18;
+const BEFORE = { pglite: 21, postgres: 25 } as const;
+const BUDGET = { pglite: 18, postgres: 22 } as const;
