@@ -123,21 +123,34 @@ export interface MoveFollowersJob {
   targetId: string;
 }
 
+export interface MigrationControl {
+  /** Stops between two followers (shutdown); the job is retaken and resumes where it stopped. */
+  signal?: AbortSignal;
+  /** Called after each follower moved (progress, tests). */
+  onMoved?: (followerId: string) => void;
+}
+
 /** The MOVE_FOLLOWERS_JOB handler: moves the followers the origin still has (idempotent). */
-export async function migrateFollowersJob(services: Services, job: MoveFollowersJob): Promise<{ migrated: number; failed: number }> {
+export async function migrateFollowersJob(services: Services, job: MoveFollowersJob, control: MigrationControl = {}): Promise<{ migrated: number; failed: number }> {
   const em = services.db.em();
   const [origin, target] = await Promise.all([
     em.findOne(AccountSchema, { id: job.originId }),
     em.findOne(AccountSchema, { id: job.targetId }),
   ]);
   if (!origin || !target) return { migrated: 0, failed: 0 };
-  const result = await migrateFollowers(services, origin, target, 'federation');
+  const result = await migrateFollowers(services, origin, target, 'federation', control);
   services.log.child({ module: 'moves' }).info({ origin: origin.uri, target: target.uri, ...result }, 'followers migrated');
   return result;
 }
 
 /** Moves the local followers of `origin` to `target` and carries local blocks and mutes over. */
-async function migrateFollowers(services: Services, origin: Account, target: Account, from: Origin): Promise<{ migrated: number; failed: number }> {
+async function migrateFollowers(
+  services: Services,
+  origin: Account,
+  target: Account,
+  from: Origin,
+  control: MigrationControl = {},
+): Promise<{ migrated: number; failed: number }> {
   const log = services.log.child({ module: 'moves' });
   const em = services.db.em();
   const followers = await services.db.sql.query<{ account_id: string }>(
@@ -149,6 +162,7 @@ async function migrateFollowers(services: Services, origin: Account, target: Acc
   let failed = 0;
   for (const { account_id: followerId } of followers) {
     if (followerId === target.id) continue;
+    control.signal?.throwIfAborted();
     const old = await em.findOne(FollowSchema, { accountId: followerId, targetAccountId: origin.id }, { refresh: true });
     try {
       // Both steps or neither: a crash between them cannot leave a follower on both accounts.
@@ -163,6 +177,7 @@ async function migrateFollowers(services: Services, origin: Account, target: Acc
         await unfollowAccount(services, followerId, origin.id, { origin: from, em: tx });
       });
       migrated++;
+      control.onMoved?.(followerId);
     } catch (e) {
       failed++;
       log.warn({ err: e, followerId, target: target.uri }, 'follower could not move to the target');
