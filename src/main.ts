@@ -3,6 +3,7 @@
  * `startRoost` is what `roost start` runs and what tests start, several per process if they like.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type pino from 'pino';
 import type { PGlite } from '@electric-sql/pglite';
@@ -12,7 +13,7 @@ import type { Services } from './context.ts';
 import { openDatabase } from './db/orm.ts';
 import { createIdGenerator } from './lib/snowflake.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { createLogger, routeFedifyLogs } from './log.ts';
+import { createLogger, forgetInstanceLog, inInstanceLog, routeFedifyLogs } from './log.ts';
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startControlSocket } from './control/socket.ts';
 import { createRoostFederation, type RoostFederation } from './federation/index.ts';
@@ -110,6 +111,8 @@ export interface StartOptions extends OpenOptions {
 }
 
 export interface RunningRoost {
+  /** The configuration the instance runs with (with domainFromPort: its port, domain and URL). */
+  config: RoostConfig;
   services: Services;
   federation: RoostFederation;
   port: number;
@@ -117,35 +120,50 @@ export interface RunningRoost {
   close(): Promise<void>;
 }
 
+/**
+ * Starts an instance. The configuration is read, never changed: with `domainFromPort`, a free
+ * port is found first and the instance runs with a copy of the configuration naming that port,
+ * its domain and public URL, so everything (services, federation, router) is built once, for
+ * its real URL. Another process taking the port in between is retried with a new one.
+ */
 export async function startRoost(config: RoostConfig, opts: StartOptions = {}): Promise<RunningRoost> {
+  if (!opts.domainFromPort) return startOn(config, opts);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort(config.host);
+    const domain = `${config.host}:${port}`;
+    const own: RoostConfig = { ...config, port, domain, publicUrl: `http://${domain}` };
+    try {
+      return await startOn(own, opts);
+    } catch (e) {
+      if (attempt < 5 && /could not listen/.test((e as Error).message)) continue;
+      throw e;
+    }
+  }
+}
+
+/** A port the OS says is free on `host` now. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startOn(config: RoostConfig, opts: StartOptions): Promise<RunningRoost> {
   const t0 = performance.now();
   const opened = await openRoostServices(config, opts);
   const { services } = opened;
   const log = services.log;
   routeFedifyLogs(log);
+  // Everything this instance runs (requests Fedify answers, its queues, effects) runs inside its
+  // log scope, so Fedify's records reach this instance's logger (src/log.ts).
+  const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [];
   try {
-    // With domainFromPort the HTTP server binds first; the app behind it is built once the port,
-    // and so the instance's own URL, is known.
-    let app: { router: ReturnType<typeof buildRouter>; fetch: (req: Request) => Promise<Response> } | undefined;
-    const http = await startHttpServer({
-      host: config.host,
-      port: opts.domainFromPort ? 0 : config.port,
-      log,
-      router: {
-        match: (method: string, path: string) => app!.router.match(method, path),
-      } as never,
-      fallback: (request: Request) => app!.fetch(request),
-      publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
-    });
-    stops.push(() => http.close({ drainMs: 5000 }));
-    if (opts.domainFromPort) {
-      const domain = `${config.host}:${http.port}`;
-      config.domain = domain;
-      config.publicUrl = `http://${domain}`;
-      config.port = http.port;
-    }
-
     // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
     // LISTEN connection on a server.
     const listener = services.db.pglite
@@ -154,39 +172,49 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
     const federation = federationOn(services, listener);
     const abort = new AbortController();
-    const queueRunning = federation.startQueue(undefined, { signal: abort.signal });
+    const queueRunning = scoped(() => federation.startQueue(undefined, { signal: abort.signal }));
     stops.push(async () => {
       abort.abort();
       await queueRunning.catch(() => undefined);
     });
 
     const dispatch = createEffectDispatcher(services, federation);
-    const workers = startWorkers({
-      sql: services.db.sql,
-      clock: services.clock,
-      log,
-      concurrency: 4,
-      listener,
-      // NOTIFY wakes the pool on every commit that queues work; polling is only a safety net.
-      pollIntervalMs: SAFETY_NET_POLL_MS,
-      handlers: {
-        [EVENT_JOB]: (payload: unknown) => dispatch(payload as OutboxRecord),
-        [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
-        [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
-        [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
-      },
-    });
+    const workers = scoped(() =>
+      startWorkers({
+        sql: services.db.sql,
+        clock: services.clock,
+        log,
+        concurrency: 4,
+        listener,
+        // NOTIFY wakes the pool on every commit that queues work; polling is only a safety net.
+        pollIntervalMs: SAFETY_NET_POLL_MS,
+        handlers: {
+          [EVENT_JOB]: (payload: unknown) => dispatch(payload as OutboxRecord),
+          [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
+          [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
+          [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
+        },
+      }),
+    );
     stops.push(() => workers.stop());
 
     const router = buildRouter(services, federation);
-    app = {
+    const http = await startHttpServer({
+      host: config.host,
+      port: config.port,
+      log,
       router,
-      fetch: async (request: Request) => federation.fetch(request, {
-        contextData: undefined,
-        onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
-        onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
-      }),
-    };
+      fallback: (request: Request) =>
+        scoped(() =>
+          federation.fetch(request, {
+            contextData: undefined,
+            onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
+            onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
+          }),
+        ),
+      publicUrl: config.publicUrl,
+    });
+    stops.push(() => http.close({ drainMs: 5000 }));
 
     if (opts.controlSocket ?? !config.databaseUrl) {
       const control = await startControlSocket(services, { federation }, log.child({ module: 'control' }));
@@ -199,6 +227,7 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       `Roost ${VERSION} listening on http://${config.host}:${http.port} (${url})`,
     );
     return {
+      config,
       services,
       federation,
       port: http.port,
@@ -206,6 +235,7 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       async close() {
         // Stop taking requests and jobs first, then the database.
         for (const stop of stops.reverse()) await stop().catch((e) => log.error({ err: e }, 'shutdown step failed'));
+        forgetInstanceLog(log);
         await opened.close();
       },
     };
