@@ -126,6 +126,29 @@ describe('concurrent steps of one account actor', () => {
     expect(events.map((e) => e.type).sort()).toEqual(['account.disabled', 'account.locked', 'account.moved', 'account.silenced']);
   });
 
+  it('lose none when two first steps race to create the row: the loser reads the winner and steps again', async () => {
+    const kit = await createTestUser(a, 'ob_kit');
+    const lee = await createTestUser(a, 'ob_lee');
+    // Two first follows of one pair at once, with different options: on PostgreSQL both find no
+    // row to lock and both insert; the unique key makes one wait and find nothing inserted, and the
+    // store reads the winner's row and steps again (a re-POST of /follow: only options change).
+    const [one, two] = await Promise.all([
+      kit.api(`/api/v1/accounts/${lee.account.id}/follow`, { body: { reblogs: false } }),
+      kit.api(`/api/v1/accounts/${lee.account.id}/follow`, { body: { notify: true } }),
+    ]);
+    expect([one.status, two.status]).toEqual([200, 200]);
+    const rows = await a.services.db.sql.query<{ state: string; show_reblogs: boolean; notify: boolean; machine_version: number }>(
+      `select state, show_reblogs, notify, machine_version from follows where account_id = $1 and target_account_id = $2`,
+      [kit.account.id, lee.account.id],
+    );
+    expect(rows).toEqual([{ state: 'accepted', show_reblogs: false, notify: true, machine_version: 2 }]);
+    const follow = await followId(a, kit.account.id, lee.account.id);
+    expect((await outbox(a, follow)).map((e) => [e.actor_version, e.type])).toEqual([
+      [1, 'follow.accepted'],
+      [2, 'follow.updated'],
+    ]);
+  });
+
   it('refuses a step the actor does not accept without writing anything', async () => {
     const jo = await createTestUser(a, 'ob_jo');
     const r = await stepAccount(a.services, jo.account.id, { type: 'account.unlock' }, { origin: 'client' });
