@@ -1,8 +1,12 @@
 /**
  * One pino root logger per Roost instance; modules take children (`log.child({ module })`).
- * Fedify logs through LogTape, which is configured once per process: its records are routed into
- * the first instance's pino logger.
+ * Fedify logs through LogTape, which is configured once per process, with one sink: each record
+ * goes to the logger of the instance whose work produced it. An instance runs its Fedify work
+ * (the requests Fedify answers, its queues, its effects) inside `inInstanceLog(log, …)`, an
+ * AsyncLocalStorage scope the sink reads; a record from outside any scope (none is expected) goes
+ * to the most recently started instance still running.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { prettyFactory, isColorSupported } from 'pino-pretty';
@@ -77,6 +81,10 @@ function stdoutDestination(format: LogFormat) {
 }
 
 let logtapeConfigured = false;
+/** The Fedify child logger of the instance whose work is running. */
+const instanceScope = new AsyncLocalStorage<Logger>();
+/** Root logger → its Fedify child, for every running instance (last one: the fallback). */
+const fedifyLoggers = new Map<Logger, Logger>();
 
 const LEVELS: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = {
   trace: 'trace',
@@ -87,16 +95,19 @@ const LEVELS: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
   fatal: 'fatal',
 };
 
+/** Registers `log` as an instance's logger for Fedify's records (and configures LogTape once). */
 export function routeFedifyLogs(log: Logger): void {
+  if (!fedifyLoggers.has(log)) fedifyLoggers.set(log, log.child({ module: 'fedify' }));
   if (logtapeConfigured) return;
   logtapeConfigured = true;
-  const fedifyLog = log.child({ module: 'fedify' });
   configureSync({
     reset: true,
     sinks: {
       pino: (record: LogRecord) => {
+        const target = instanceScope.getStore() ?? [...fedifyLoggers.values()].at(-1);
+        if (!target) return;
         const msg = record.message.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join('');
-        fedifyLog[LEVELS[record.level] ?? 'info']({ category: record.category.join('.'), ...record.properties }, msg);
+        target[LEVELS[record.level] ?? 'info']({ category: record.category.join('.'), ...record.properties }, msg);
       },
     },
     loggers: [
@@ -107,4 +118,15 @@ export function routeFedifyLogs(log: Logger): void {
       { category: ['logtape', 'meta'], sinks: [], lowestLevel: 'warning' },
     ],
   });
+}
+
+/** Runs `fn` (and everything it starts) as work of the instance whose logger is `log`. */
+export function inInstanceLog<T>(log: Logger, fn: () => T): T {
+  const fedify = fedifyLoggers.get(log) ?? log.child({ module: 'fedify' });
+  return instanceScope.run(fedify, fn);
+}
+
+/** The instance stopped: its logger no longer receives Fedify's records. */
+export function forgetInstanceLog(log: Logger): void {
+  fedifyLoggers.delete(log);
 }

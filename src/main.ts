@@ -3,6 +3,7 @@
  * `startRoost` is what `roost start` runs and what tests start, several per process if they like.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type pino from 'pino';
 import type { PGlite } from '@electric-sql/pglite';
@@ -12,7 +13,7 @@ import type { Services } from './context.ts';
 import { openDatabase } from './db/orm.ts';
 import { createIdGenerator } from './lib/snowflake.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { createLogger, routeFedifyLogs } from './log.ts';
+import { createLogger, forgetInstanceLog, inInstanceLog, routeFedifyLogs } from './log.ts';
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
@@ -23,12 +24,22 @@ import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
 import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { createEffectDispatcher } from './effects/dispatch.ts';
-import { EFFECT_JOB, type DomainEvent } from './effects/events.ts';
+import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
+import { handleTimer } from './services/timers.ts';
+import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
-import { startHttpServer } from './http/index.ts';
+import { ListenError, startHttpServer } from './http/index.ts';
 import { buildRouter } from './api/routes.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/**
+ * How often an idle job pool looks at the queue when nothing woke it. LISTEN/NOTIFY wakes pools on
+ * every commit that queues work, and a pool computes the next scheduled run_at itself, so this
+ * only bounds how long a lost notification can delay a job (an idle instance polled 4 times a
+ * second with 1 s).
+ */
+export const SAFETY_NET_POLL_MS = 30_000;
 
 export interface OpenOptions {
   /** A logger already made (startRoost makes one before it binds the port). */
@@ -92,7 +103,14 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
  */
 export function federationOn(services: Services, listener?: JobNotifyListener): RoostFederation {
   const kv = new PostgresKvStore(services.db.sql, { clock: services.clock });
-  const queue = new PostgresMessageQueue(services.db.sql, { clock: services.clock, log: services.log, listener, ...FEDIFY_QUEUE_RETRY });
+  const queue = new PostgresMessageQueue(services.db.sql, {
+    clock: services.clock,
+    log: services.log,
+    listener,
+    ...FEDIFY_QUEUE_RETRY,
+    // With LISTEN/NOTIFY waking it, the poll is a safety net; without a listener (a CLI process), the queue does not run.
+    pollIntervalMs: listener ? SAFETY_NET_POLL_MS : undefined,
+  });
   return createRoostFederation({ services, kv, queue });
 }
 
@@ -104,6 +122,8 @@ export interface StartOptions extends OpenOptions {
 }
 
 export interface RunningRoost {
+  /** The configuration the instance runs with (with domainFromPort: its port, domain and URL). */
+  config: RoostConfig;
   services: Services;
   federation: RoostFederation;
   port: number;
@@ -111,34 +131,52 @@ export interface RunningRoost {
   close(): Promise<void>;
 }
 
-const starting = () => Response.json({ error: 'Roost is starting; try again in a moment' }, { status: 503, headers: { 'retry-after': '2' } });
-
+/**
+ * Starts an instance. The configuration is read, never changed: with `domainFromPort`, a free
+ * port is found first and the instance runs with a copy of the configuration naming that port,
+ * its domain and public URL, so everything (services, federation, router) is built once, for
+ * its real URL. Another process taking the port in between is retried with a new one.
+ */
 export async function startRoost(config: RoostConfig, opts: StartOptions = {}): Promise<RunningRoost> {
+  if (!opts.domainFromPort) return startOn(config, opts);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort(config.host);
+    const domain = `${config.host}:${port}`;
+    const own: RoostConfig = { ...config, port, domain, publicUrl: `http://${domain}` };
+    try {
+      return await startOn(own, opts);
+    } catch (e) {
+      if (attempt < 5 && e instanceof ListenError) continue;
+      throw e;
+    }
+  }
+}
+
+/** A port the OS says is free on `host` now. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startOn(config: RoostConfig, opts: StartOptions): Promise<RunningRoost> {
   const t0 = performance.now();
   const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
   // The port first: a port in use stops the start before the data directory or database is
-  // touched. With domainFromPort the app behind it is built once the port, and so the instance's
-  // own URL, is known.
-  let app: { router: ReturnType<typeof buildRouter>; fetch: (req: Request) => Promise<Response> } | undefined;
+  // touched. Until the app is built and handed over (http.serve below) every request gets a 503.
   const http = await startHttpServer({
     host: config.host,
-    port: opts.domainFromPort ? 0 : config.port,
+    port: config.port,
     log,
-    // Until the database is open and migrated: 503, as a proxy would say.
-    router: {
-      match: (method: string, path: string) => (app ? app.router.match(method, path) : { handler: starting, params: {}, pattern: '/*' }),
-    } as never,
-    fallback: (request: Request) => (app ? app.fetch(request) : Promise.resolve(starting())),
-    publicUrl: opts.domainFromPort ? undefined : config.publicUrl,
+    publicUrl: config.publicUrl,
     maxBodyBytes: config.bodyLimits.maxBodyBytes,
     bodyTimeoutMs: config.bodyLimits.timeoutSeconds * 1000,
   });
-  if (opts.domainFromPort) {
-    const domain = `${config.host}:${http.port}`;
-    config.domain = domain;
-    config.publicUrl = `http://${domain}`;
-    config.port = http.port;
-  }
   let opened: RoostServices;
   try {
     opened = await openRoostServices(config, { ...opts, log });
@@ -148,6 +186,9 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
   }
   const { services } = opened;
   routeFedifyLogs(log);
+  // Everything this instance runs (requests Fedify answers, its queues, effects) runs inside its
+  // log scope, so Fedify's records reach this instance's logger (src/log.ts).
+  const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
   try {
     // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
@@ -158,36 +199,46 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
     const federation = federationOn(services, listener);
     const abort = new AbortController();
-    const queueRunning = federation.startQueue(undefined, { signal: abort.signal });
+    const queueRunning = scoped(() => federation.startQueue(undefined, { signal: abort.signal }));
     stops.push(async () => {
       abort.abort();
       await queueRunning.catch(() => undefined);
     });
 
     const dispatch = createEffectDispatcher(services, federation);
-    const workers = startWorkers({
-      sql: services.db.sql,
-      clock: services.clock,
-      log,
-      concurrency: 4,
-      listener,
-      handlers: {
-        [EFFECT_JOB]: (payload: unknown) => dispatch(payload as DomainEvent),
-        [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
-      },
-    });
+    const workers = scoped(() =>
+      startWorkers({
+        sql: services.db.sql,
+        clock: services.clock,
+        log,
+        concurrency: 4,
+        listener,
+        // NOTIFY wakes the pool on every commit that queues work; polling is only a safety net.
+        pollIntervalMs: SAFETY_NET_POLL_MS,
+        handlers: {
+          [EVENT_JOB]: (payload: unknown) => dispatch(payload as OutboxRecord),
+          [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
+          [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
+          [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
+        },
+      }),
+    );
     stops.push(() => workers.stop());
 
     const router = buildRouter(services, federation);
-    app = {
+    http.serve({
       router,
       // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs stop here, before Fedify's JSON-LD work.
-      fetch: async (request: Request) => (await guardInbox(request)) ?? federation.fetch(request, {
-        contextData: undefined,
-        onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
-        onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
-      }),
-    };
+      fallback: (request: Request) =>
+        scoped(async () =>
+          (await guardInbox(request)) ??
+          federation.fetch(request, {
+            contextData: undefined,
+            onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
+            onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
+          }),
+        ),
+    });
 
     if (opts.controlSocket ?? !config.databaseUrl) {
       const control = await startControlSocket(services, { federation }, log.child({ module: 'control' }));
@@ -200,6 +251,7 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       `Roost ${VERSION} listening on http://${config.host}:${http.port} (${url})`,
     );
     return {
+      config,
       services,
       federation,
       port: http.port,
@@ -207,6 +259,7 @@ export async function startRoost(config: RoostConfig, opts: StartOptions = {}): 
       async close() {
         // Stop taking requests and jobs first, then the database.
         for (const stop of stops.reverse()) await stop().catch((e) => log.error({ err: e }, 'shutdown step failed'));
+        forgetInstanceLog(log);
         await opened.close();
       },
     };

@@ -1,7 +1,12 @@
 /**
- * The operator's path, as processes: `roost accounts create` on a stopped and on a running
- * server (embedded database, through the control socket), `roost start` serving WebFinger and
- * the actor, a restart keeping the data, and boot errors that name the bad key.
+ * The operator's path, as processes: `roost migrate` on a fresh data directory, `roost accounts
+ * create` on a stopped and on a running server (embedded database, through the control socket),
+ * `roost start` serving WebFinger and the actor, a second process refused on the held directory,
+ * a restart keeping the data, and boot errors that name the bad key.
+ *
+ * One embedded cluster for the whole file: the lifecycle is one smoke test on one data directory
+ * (creating a cluster costs seconds and a few hundred MB); the other cases fail before any
+ * database is opened.
  */
 import { describe, it, expect, afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -60,7 +65,15 @@ async function startServerIn(dir: string): Promise<{ child: ChildProcess; base: 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('roost CLI', () => {
-  it('creates, serves, creates while serving, and keeps data across a restart', async () => {
+  it('migrates a fresh directory once, creates, serves, refuses a second process, creates while serving, and keeps data across a restart', async () => {
+    const first = await run(['migrate']);
+    expect(first.code).toBe(0);
+    // Every committed migration, in order, then nothing the second time.
+    const { MIGRATIONS } = await import('../src/db/migrations/index.ts');
+    expect(first.stdout).toBe(`Applied: ${MIGRATIONS.map((m) => m.name).join(', ')}\n`);
+    const again0 = await run(['migrate']);
+    expect(again0.stdout).toBe('The database is up to date.\n');
+
     const created = await run(['accounts', 'create', 'alice', '--email', 'alice@example.test', '--confirmed', '--role', 'Owner']);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
@@ -69,6 +82,10 @@ describe('roost CLI', () => {
 
     const server = await startServer();
     try {
+      const second = await run(['start']);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(/^roost: The data directory .* is in use by process \d+\./);
+
       // The server holds the embedded database; the CLI goes through its control socket.
       const whileRunning = await run(['accounts', 'create', 'bob', '--email', 'bob@example.test']);
       expect(whileRunning.code).toBe(0);
@@ -122,30 +139,6 @@ describe('roost CLI', () => {
       expect(await again.stop()).toBe(0);
     }
   }, 180_000);
-
-  it('migrates a fresh data directory once, and refuses a second process on a held one', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'roost-cli-'));
-    try {
-      const first = await run(['migrate'], { ROOST_DATA_DIR: dir });
-      expect(first.code).toBe(0);
-      // Every committed migration, in order, then nothing the second time.
-      const { MIGRATIONS } = await import('../src/db/migrations/index.ts');
-      expect(first.stdout).toBe(`Applied: ${MIGRATIONS.map((m) => m.name).join(', ')}\n`);
-      const again = await run(['migrate'], { ROOST_DATA_DIR: dir });
-      expect(again.stdout).toBe('The database is up to date.\n');
-
-      const server = await startServerIn(dir);
-      try {
-        const second = await run(['start'], { ROOST_DATA_DIR: dir });
-        expect(second.code).toBe(1);
-        expect(second.stderr).toMatch(/^roost: The data directory .* is in use by process \d+\./);
-      } finally {
-        expect(await server.stop()).toBe(0);
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
 
   it('stops the boot on a bad configuration value, naming it', async () => {
     const res = await run(['start'], { ROOST_PORT: 'abc' });

@@ -51,6 +51,7 @@
  */
 import { and, assign, emit, setup, stateIn } from 'xstate';
 import type { PersistedSnapshot } from '../runtime/step.ts';
+import { defineMachine } from '../runtime/definition.ts';
 import { canonicalize } from '../runtime/step.ts';
 
 export interface AccountContext {
@@ -351,3 +352,7 @@ export function accountSnapshot(seed: AccountSeed): AccountSnapshot {
     'account snapshot',
   ) as AccountSnapshot;
 }
+
+/** The account machine with its definition version (bump it and add a migration when old snapshots would be misread). */
+export const accountDefinition = defineMachine(accountMachine, { version: 1 });
+export type AccountMachine = typeof accountMachine;

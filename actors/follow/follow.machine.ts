@@ -60,6 +60,7 @@
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import type { PersistedSnapshot } from '../runtime/step.ts';
+import { defineMachine } from '../runtime/definition.ts';
 
 export interface FollowOptions {
   reblogs: boolean;
@@ -281,3 +282,7 @@ export type FollowState = 'idle' | 'requested' | 'accepted' | 'rejected' | 'canc
 export function followState(snapshot: FollowSnapshot): FollowState {
   return snapshot.value as FollowState;
 }
+
+/** The follow machine with its definition version (bump it and add a migration when old snapshots would be misread). */
+export const followDefinition = defineMachine(followMachine, { version: 1 });
+export type FollowMachine = typeof followMachine;

@@ -3,6 +3,7 @@
  * embedded database (through the control socket), or in the CLI's own process otherwise: the same
  * functions either way.
  */
+import { stepAccount } from '../services/account-actor.ts';
 import type { Services } from '../context.ts';
 import { createLocalAccount } from '../services/accounts.ts';
 import { RoostError } from '../lib/errors.ts';
@@ -117,13 +118,13 @@ async function modifyAccount(services: Services, args: CommandArgs): Promise<Rec
     user.confirmedAt ??= services.clock.now();
     changes.push('confirmed');
   }
-  if (args.disable === true || args.enable === true) {
-    user.disabled = args.disable === true;
-    changes.push(user.disabled ? 'disabled' : 'enabled');
-  }
+  const login = args.disable === true ? 'disable' : args.enable === true ? 'enable' : null;
+  if (login) changes.push(login === 'disable' ? 'disabled' : 'enabled');
   if (changes.length === 0) throw new RoostError(422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable or --enable');
   user.updatedAt = services.clock.now();
   await em.flush();
+  // Login is a step of the account actor (it writes users.disabled; already so is a no-op, as before).
+  if (login) await stepAccount(services, account.id, { type: login === 'disable' ? 'account.disable' : 'account.enable' }, { origin: 'operator' });
   forgetViewer(services); // the authentication cache must not outlive a disable or an approval here
   return { username: account.username, changes };
 }

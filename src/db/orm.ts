@@ -12,7 +12,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS } from './migrations/index.ts';
-import { kyselyOf, sqlFromEm, type Sql } from './sql.ts';
+import { kyselyOf, sqlFromEm, statementSource, type Sql } from './sql.ts';
 import type { RoostKysely } from './schema.ts';
 
 export interface Database {
@@ -28,6 +28,12 @@ export interface Database {
   pglite?: PGlite;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
+  /**
+   * Statements sent to the database since open through its connections (ORM queries and plain
+   * SQL alike); with `source`, only those sent inside `statementSource.run(source, …)` (the job
+   * workers run as 'jobs'). What tests read to pin how many statements a use case costs.
+   */
+  statements(source?: string): number;
 }
 
 export interface OpenDatabaseOptions {
@@ -86,7 +92,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     orm = await PgliteMikroORM.init({ ...common, dbName: 'roost', driverOptions: { pglite: instance } });
   }
 
+  const counter = countStatements(orm);
   const db: Database = {
+    statements: (source?: string) => (source === undefined ? counter.count : (counter.bySource.get(source) ?? 0)),
     orm,
     kind: pglite ? 'pglite' : 'postgres',
     em: () => orm.em.fork(),
@@ -105,4 +113,35 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     },
   };
   return db;
+}
+
+/**
+ * Counts the statements of this ORM's Kysely client: every connection its executor hands out
+ * (transactions take theirs the same way) is wrapped so `executeQuery` and `streamQuery` count.
+ * The driver releases the connection it acquired, never the wrapper.
+ */
+function countStatements(orm: MikroORM): { count: number; bySource: Map<string, number> } {
+  const counter = { count: 0, bySource: new Map<string, number>() };
+  const kysely = (orm.em.getConnection() as unknown as { getClient(): { getExecutor(): { provideConnection: Function } } }).getClient();
+  const executor = kysely.getExecutor();
+  const provide = executor.provideConnection.bind(executor);
+  executor.provideConnection = (consumer: (c: object) => Promise<unknown>, options?: unknown) =>
+    provide((connection: object) => {
+      const counted = new Proxy(connection, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target);
+          if (prop === 'executeQuery' || prop === 'streamQuery') {
+            return (...args: unknown[]) => {
+              counter.count++;
+              const source = statementSource.getStore();
+              if (source !== undefined) counter.bySource.set(source, (counter.bySource.get(source) ?? 0) + 1);
+              return (value as Function).apply(target, args);
+            };
+          }
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      return consumer(counted);
+    }, options);
+  return counter;
 }

@@ -1,6 +1,14 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { EntityManager } from '@mikro-orm/core';
 import type { DB } from './schema.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * Who is sending statements: the job workers run inside `statementSource.run('jobs', …)`, so the
+ * database layer's statement counter (Database.statements) can tell a request's statements from
+ * the background's. Nothing else reads it.
+ */
+export const statementSource = new AsyncLocalStorage<string>();
 
 /**
  * Plain parameterised SQL ($1, $2 … placeholders, sent to the server as real parameters) for the

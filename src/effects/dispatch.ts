@@ -1,19 +1,36 @@
 /**
- * Runs domain events after commit: federate them (Fedify signs and delivers, with its own retry
- * queue). A federation failure never fails the local operation; it is retried by the job queue.
- * Each handler re-reads the follow and acts only if it is still in the state the event was about
- * (a withdrawn request sends no Follow).
+ * Routes each committed outbox event (src/effects/outbox.ts) to its consumers. The outbox holds
+ * facts (`follow.requested`, `account.moved` …); this file alone decides what they mean outside
+ * the transaction:
+ *
+ *   federate  is a remote party involved? then build the activity (pure builders in
+ *             federation/convert/to-as.ts) and hand it to Fedify, which signs and delivers with
+ *             its own retry queue;
+ *   surface   notifications, streaming, Web Push and webhooks plug in at `surface()` below
+ *             (later issues): they receive every event, local-only ones included.
+ *
+ * A federation failure never fails the local operation: the event job is retried. Each federate
+ * handler re-reads the rows and acts only if they are still in the state the event was about (a
+ * request withdrawn meanwhile sends no Follow). effects/ never calls into services.
  */
-import { Accept, Block, Follow, Move, PUBLIC_COLLECTION, Reject, Undo, Update } from '@fedify/vocab';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow as FollowRow } from '../db/entities/index.ts';
 import type { RoostFederation } from '../federation/index.ts';
-import { localActor } from '../federation/convert/to-as.ts';
-import { movedToUri } from '../services/moves.ts';
-import { actorProfileFacts } from '../services/account-views.ts';
-import type { DomainEvent } from './events.ts';
-import { expireMute } from '../services/relationships.ts';
+import { localActorDocument } from '../federation/actor.ts';
+import {
+  toAsAccept,
+  toAsBlock,
+  toAsFollow,
+  toAsMove,
+  toAsReject,
+  toAsRejectActivity,
+  toAsUndoBlock,
+  toAsUndoFollow,
+  toAsUpdateActor,
+  type FollowEnds,
+} from '../federation/convert/to-as.ts';
+import type { OutboxRecord } from './outbox.ts';
 
 function recipientOf(account: Account) {
   return {
@@ -40,169 +57,157 @@ async function loadFollow(em: EntityManager, followId: string, states: string[])
     em.findOneOrFail(AccountSchema, { id: follow.accountId }),
     em.findOneOrFail(AccountSchema, { id: follow.targetAccountId }),
   ]);
-  return { follow, follower, target };
+  return { follow, follower, target, ends: endsOf(follow, follower, target) };
 }
 
-/** The Follow activity a follow row stands for (embedded in Accept, Reject and Undo). */
-function asFollow(follow: FollowRow, follower: Account, target: Account): Follow {
-  return new Follow({ id: follow.uri ? new URL(follow.uri) : null, actor: new URL(follower.uri), object: new URL(target.uri) });
+function endsOf(follow: FollowRow, follower: Account, target: Account): FollowEnds {
+  return { id: follow.id, uri: follow.uri ?? null, version: follow.machineVersion, followerUri: follower.uri, targetUri: target.uri };
 }
 
-export function createEffectDispatcher(services: Services, federation: RoostFederation) {
+const isLocal = (a: Account) => a.domain === null;
+
+export type EventConsumer = (record: OutboxRecord) => Promise<void>;
+
+export function createEffectDispatcher(services: Services, federation: RoostFederation, surface: EventConsumer[] = []) {
   const log = services.log.child({ module: 'effects' });
-  return async function dispatch(event: DomainEvent): Promise<void> {
+
+  const federate = async (record: OutboxRecord): Promise<void> => {
+    const event = record.event as Record<string, string> & { type: string };
     const em = services.db.em();
     const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
     const sendActorUpdate = async (account: Account) => {
-      const actor = await localActor(ctx, account, await movedToUri(services, account), await actorProfileFacts(services, account));
-      await ctx.sendActivity(
-        { identifier: account.username },
-        'followers',
-        new Update({
-          id: new URL(`${account.uri}#updates/${account.updatedAt.getTime()}`),
-          actor: ctx.getActorUri(account.username),
-          to: PUBLIC_COLLECTION,
-          object: actor,
-        }),
-        // Updates and the Move of one account arrive in order.
-        { preferSharedInbox: true, orderingKey: account.uri },
-      );
+      const actor = await localActorDocument(services, ctx, account);
+      // Updates and the Move of one account arrive in order.
+      await ctx.sendActivity({ identifier: account.username }, 'followers', toAsUpdateActor(account.uri, account.updatedAt, actor), {
+        preferSharedInbox: true,
+        orderingKey: account.uri,
+      });
     };
     switch (event.type) {
+      // A local account asks a remote one: Follow.
       case 'follow.requested': {
-        const found = await loadFollow(em, event.followId, ['requested']);
-        if (!found || found.target.domain === null) return;
-        const { follow, follower, target } = found;
-        await ctx.sendActivity({ identifier: follower.username }, recipientOf(target), asFollow(follow, follower, target), {
-          orderingKey: relationshipKey(follower, target),
+        const found = await loadFollow(em, record.actorId, ['requested']);
+        if (!found || !isLocal(found.follower) || isLocal(found.target)) return;
+        await ctx.sendActivity({ identifier: found.follower.username }, recipientOf(found.target), toAsFollow(found.ends), {
+          orderingKey: relationshipKey(found.follower, found.target),
         });
-        log.info({ followId: follow.id, target: target.uri }, 'Follow sent');
+        log.info({ followId: found.follow.id, target: found.target.uri }, 'Follow sent');
         return;
       }
-      case 'follow.accepted': {
-        const found = await loadFollow(em, event.followId, ['accepted']);
-        if (!found || found.follower.domain === null) return; // local followers need no Accept
-        const { follow, follower, target } = found;
+      // A local account accepted a remote follower (or was asked again): Accept.
+      case 'follow.accepted':
+      case 'follow.request_repeated': {
+        const found = await loadFollow(em, record.actorId, ['accepted']);
+        if (!found || isLocal(found.follower) || !isLocal(found.target)) return;
+        await ctx.sendActivity({ identifier: found.target.username }, recipientOf(found.follower), toAsAccept(found.ends), {
+          orderingKey: relationshipKey(found.follower, found.target),
+        });
+        log.info({ followId: found.follow.id, follower: found.follower.uri }, 'Accept sent');
+        return;
+      }
+      // A local target rejected a remote request, or removed a remote follower: Reject.
+      case 'follow.rejected':
+      case 'follow.removed': {
+        const found = await loadFollow(em, record.actorId, ['rejected', 'removed']);
+        if (!found || isLocal(found.follower) || !isLocal(found.target)) return;
+        await ctx.sendActivity({ identifier: found.target.username }, recipientOf(found.follower), toAsReject(found.ends), {
+          orderingKey: relationshipKey(found.follower, found.target),
+        });
+        return;
+      }
+      // A local follower unfollowed (or withdrew a request to) a remote account: Undo.
+      case 'follow.undone':
+      case 'follow.cancelled': {
+        const found = await loadFollow(em, record.actorId, ['undone', 'cancelled']);
+        if (!found || !isLocal(found.follower) || isLocal(found.target)) return;
+        await ctx.sendActivity({ identifier: found.follower.username }, recipientOf(found.target), toAsUndoFollow(found.ends), {
+          orderingKey: relationshipKey(found.follower, found.target),
+        });
+        return;
+      }
+      // A Follow refused before any row (the target hides the follower's domain): Reject.
+      case 'follow.refused': {
+        const [follower, target] = await Promise.all([
+          em.findOne(AccountSchema, { id: event.followerId }),
+          em.findOne(AccountSchema, { id: event.targetId }),
+        ]);
+        if (!follower || !target || isLocal(follower) || !isLocal(target)) return;
         await ctx.sendActivity(
           { identifier: target.username },
           recipientOf(follower),
-          new Accept({
-            id: new URL(`${target.uri}#accepts/follows/${follow.id}/${follow.machineVersion}`),
-            actor: ctx.getActorUri(target.username),
-            object: asFollow(follow, follower, target),
-          }),
-          { orderingKey: relationshipKey(follower, target) },
-        );
-        log.info({ followId: follow.id, follower: follower.uri }, 'Accept sent');
-        return;
-      }
-      case 'follow.rejected': {
-        // A local target rejected a remote request, or removed a remote follower.
-        const found = await loadFollow(em, event.followId, ['rejected', 'removed']);
-        if (!found || found.follower.domain === null) return;
-        const { follow, follower, target } = found;
-        await ctx.sendActivity(
-          { identifier: target.username },
-          recipientOf(follower),
-          new Reject({
-            id: new URL(`${target.uri}#rejects/follows/${follow.id}/${follow.machineVersion}`),
-            actor: ctx.getActorUri(target.username),
-            object: asFollow(follow, follower, target),
-          }),
+          toAsRejectActivity({ targetUri: target.uri, followerUri: follower.uri, activityUri: event.activityUri!, eventId: record.id }),
           { orderingKey: relationshipKey(follower, target) },
         );
         return;
       }
-      case 'follow.undone': {
-        // A local follower unfollowed (or withdrew a request to) a remote account.
-        const found = await loadFollow(em, event.followId, ['undone', 'cancelled']);
-        if (!found || found.target.domain === null) return;
-        const { follow, follower, target } = found;
-        await ctx.sendActivity(
-          { identifier: follower.username },
-          recipientOf(target),
-          new Undo({
-            id: new URL(`${follower.uri}#follows/${follow.id}/undo/${follow.machineVersion}`),
-            actor: ctx.getActorUri(follower.username),
-            object: asFollow(follow, follower, target),
-          }),
-          { orderingKey: relationshipKey(follower, target) },
-        );
-        return;
-      }
-      case 'mute.expired': {
-        // A timed mute's due time came: the unmute goes through the service (a no-op if lifted or renewed).
-        if (await expireMute(services, event.accountId, event.targetId)) log.info({ accountId: event.accountId, targetId: event.targetId }, 'mute expired');
-        return;
-      }
+      // The profile of a local account changed: Update(Person) to every server with a follower.
+      // 'followers' makes Fedify ask the followers dispatcher (federation/index.ts), which answers
+      // the remote accepted followers; shared inboxes get one copy.
+      // (A lock change arrives here as the profile edit's account.updated.)
       case 'account.updated': {
-        // The profile changed: Update(Person) to every server with a follower. 'followers' makes
-        // Fedify ask the followers dispatcher (federation/index.ts), which answers the remote
-        // accepted followers when asked from inside; shared inboxes get one copy.
-        const account = await em.findOne(AccountSchema, { id: event.accountId, domain: null });
+        const account = await em.findOne(AccountSchema, { id: record.actorId, domain: null });
         if (!account || account.suspendedAt) return;
         await sendActorUpdate(account);
         log.info({ accountId: account.id }, 'Update(Person) sent');
         return;
       }
-      case 'account.moved': {
-        // A local account moved (Mastodon's MoveService): its actor now carries movedTo, then the
-        // Move itself reaches every server with a follower, whose followers migrate there.
-        const account = await em.findOne(AccountSchema, { id: event.accountId, domain: null });
+      // A local account moved (Mastodon's MoveService): its actor now carries movedTo, then the
+      // Move itself reaches every server with a follower, whose followers migrate there.
+      case 'account.moved':
+      case 'account.move_replayed': {
+        const account = await em.findOne(AccountSchema, { id: record.actorId, domain: null });
         if (!account || account.suspendedAt || account.movedToAccountId !== event.targetAccountId) return;
         const target = await em.findOneOrFail(AccountSchema, { id: event.targetAccountId });
         await sendActorUpdate(account);
+        // A fresh id each time: a replayed Move must not be taken for one already processed.
         await ctx.sendActivity(
           { identifier: account.username },
           'followers',
-          new Move({
-            // A fresh id each time: a replayed Move must not be taken for one already processed.
-            id: new URL(`${account.uri}#moves/${services.ids.next()}`),
-            actor: ctx.getActorUri(account.username),
-            object: ctx.getActorUri(account.username),
-            target: new URL(target.uri),
-            to: PUBLIC_COLLECTION,
-          }),
+          toAsMove({ actorUri: account.uri, targetUri: target.uri, moveId: services.ids.next() }),
           { preferSharedInbox: true, orderingKey: account.uri },
         );
         log.info({ accountId: account.id, target: target.uri }, 'Move sent');
         return;
       }
+      // A local account blocked a remote one: Block (the block may have been lifted meanwhile).
       case 'block.created': {
-        const [row] = await services.db.sql.query<{ account_id: string; target_account_id: string; uri: string | null }>(
-          `select account_id::text, target_account_id::text, uri from blocks where id = $1`,
-          [event.blockId],
-        );
-        if (!row?.uri) return; // lifted meanwhile
-        const [account, target] = await Promise.all([
-          em.findOneOrFail(AccountSchema, { id: row.account_id }),
-          em.findOneOrFail(AccountSchema, { id: row.target_account_id }),
-        ]);
-        await ctx.sendActivity(
-          { identifier: account.username },
-          recipientOf(target),
-          new Block({ id: new URL(row.uri), actor: ctx.getActorUri(account.username), object: new URL(target.uri) }),
-          { orderingKey: relationshipKey(account, target) },
-        );
-        return;
-      }
-      case 'block.removed': {
+        const [row] = await services.db.sql.query<{ uri: string | null }>(`select uri from blocks where id = $1`, [event.blockId]);
+        if (!row?.uri) return;
         const [account, target] = await Promise.all([
           em.findOneOrFail(AccountSchema, { id: event.accountId }),
           em.findOneOrFail(AccountSchema, { id: event.targetId }),
         ]);
+        if (!isLocal(account) || isLocal(target)) return;
+        await ctx.sendActivity({ identifier: account.username }, recipientOf(target), toAsBlock({ uri: row.uri, actorUri: account.uri, targetUri: target.uri }), {
+          orderingKey: relationshipKey(account, target),
+        });
+        return;
+      }
+      case 'block.removed': {
+        if (!event.blockUri) return;
+        const [account, target] = await Promise.all([
+          em.findOneOrFail(AccountSchema, { id: event.accountId }),
+          em.findOneOrFail(AccountSchema, { id: event.targetId }),
+        ]);
+        if (!isLocal(account) || isLocal(target)) return;
         await ctx.sendActivity(
           { identifier: account.username },
           recipientOf(target),
-          new Undo({
-            id: new URL(`${event.blockUri}/undo`),
-            actor: ctx.getActorUri(account.username),
-            object: new Block({ id: new URL(event.blockUri), actor: new URL(account.uri), object: new URL(target.uri) }),
-          }),
+          toAsUndoBlock({ uri: event.blockUri, actorUri: account.uri, targetUri: target.uri }),
           { orderingKey: relationshipKey(account, target) },
         );
         return;
       }
+      default:
+        // Facts with no meaning for other servers (follow.updated, follow.blocked, local-only
+        // follows, moderation flags …): nothing to federate.
+        return;
     }
+  };
+
+  return async function dispatch(record: OutboxRecord): Promise<void> {
+    await federate(record);
+    // Surface consumers (notifications, streaming, push, webhooks) plug in here.
+    for (const consume of surface) await consume(record);
   };
 }

@@ -1,26 +1,42 @@
 /**
- * Domain events that leave the transaction that caused them through the durable job queue:
- * written in the same transaction as the rows, handled after commit (effects/dispatch.ts).
+ * What services may put in the durable queue, without knowing the queue (src/jobs/queue.ts):
+ * outbox facts go through the actor store (services/actor-store.ts → effects/outbox.ts); timers
+ * and background work are scheduled here, each with its due time and a dedupe key.
+ *
+ * Timers come back as events into services through ONE job kind, TIMER_JOB, whose handler is
+ * services/timers.ts (registered by the composition root): effects/ never calls into services.
  */
 import type { Sql } from '../db/sql.ts';
 import { enqueue } from '../jobs/queue.ts';
 import type { Clock } from '../lib/clock.ts';
 
-export type DomainEvent =
-  | { type: 'follow.requested'; followId: string }
-  | { type: 'follow.accepted'; followId: string }
-  | { type: 'follow.rejected'; followId: string }
-  | { type: 'follow.undone'; followId: string }
-  | { type: 'block.created'; blockId: string }
-  | { type: 'account.updated'; accountId: string }
-  | { type: 'account.moved'; accountId: string; targetAccountId: string }
-  | { type: 'mute.expired'; accountId: string; targetId: string }
-  | { type: 'block.removed'; accountId: string; targetId: string; blockUri: string; blockId: string };
+export { EVENT_JOB, type Origin, type OutboxEvent, type OutboxRecord } from './outbox.ts';
 
-export const EFFECT_JOB = 'effect';
+/** The one job kind that brings a timer back to services/timers.ts. */
+export const TIMER_JOB = 'timer';
 
-/** Writes the event as a job in the caller's transaction; pass the instance's clock so a lab
- * clock and the queue agree on when it is due. */
-export async function enqueueEffect(sql: Sql, event: DomainEvent, clock?: Clock): Promise<void> {
-  await enqueue(sql, { kind: EFFECT_JOB, payload: event }, { clock });
+/** Timers: an event a service asked to receive at a time (later: poll.close, status.publish). */
+export type TimerEvent = { type: 'mute.expire'; accountId: string; targetId: string };
+
+export interface ScheduleOptions {
+  /** When it is due (now by default). */
+  runAt?: Date;
+  /** While a job with this key waits, scheduling it again adds nothing. */
+  dedupeKey?: string;
+  maxAttempts?: number;
+  clock?: Clock;
+}
+
+/** Schedules a timer in the caller's transaction (pass its Sql). */
+export async function scheduleTimer(sql: Sql, timer: TimerEvent, opts: ScheduleOptions = {}): Promise<void> {
+  await schedule(sql, TIMER_JOB, timer, opts);
+}
+
+/** Schedules background work of `kind` (a job kind with a handler in the composition root). */
+export async function schedule(sql: Sql, kind: string, payload: unknown, opts: ScheduleOptions = {}): Promise<void> {
+  await enqueue(
+    sql,
+    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts },
+    { clock: opts.clock },
+  );
 }

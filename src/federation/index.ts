@@ -20,8 +20,7 @@ import { AccountKeySchema } from '../db/entities/index.ts';
 import { localAccountCounters } from '../services/reads/accounts.ts';
 import { findLocalAccount } from '../services/accounts.ts';
 import { localActor } from './convert/to-as.ts';
-import { actorProfileFacts } from '../services/account-views.ts';
-import { movedToUri } from '../services/moves.ts';
+import { localActorDocument } from './actor.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
 import { onReject } from './inbox/reject.ts';
@@ -194,7 +193,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
-      return localActor(ctx, account, await movedToUri(services, account), await actorProfileFacts(services, account));
+      return localActorDocument(services, ctx, account);
     })
     .mapHandle(async (_ctx, username) => {
       const account = await findLocalAccount(services.db.em(), username);

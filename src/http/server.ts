@@ -32,9 +32,10 @@ export interface HttpServerOptions {
   host: string;
   /** 0 picks a free port (see the returned `port`). */
   port: number;
-  router: Router;
+  /** The routes; without one, every request gets a 503 until `serve()` hands them over. */
+  router?: Router;
   /** Unmatched paths go here (Fedify's federation.fetch); default: JSON 404. */
-  fallback?: (request: Request, ctx: RequestContext) => Promise<Response> | Response;
+  fallback?: Fallback;
   log: Logger;
   /**
    * Largest body of any type (JSON, urlencoded, multipart…) on a route that declares no limit of
@@ -61,9 +62,16 @@ export interface HttpServerOptions {
   ws?: WebSocketRoute[];
 }
 
+export type Fallback = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
+
 export interface HttpServer {
   /** The bound port (useful with port 0). */
   readonly port: number;
+  /**
+   * Hands the server its routes once the app behind them is built: a server binds its port first
+   * (so a port in use stops a start before anything else is touched) and answers 503 until then.
+   */
+  serve(app: { router: Router; fallback?: Fallback }): void;
   /** Requests being handled right now. */
   readonly inFlight: number;
   /**
@@ -138,7 +146,9 @@ const State = {
 class Server {
   readonly app: TemplatedApp;
   readonly opts: HttpServerOptions;
-  readonly router: Router;
+  /** Null until the app is handed over (serve): every request gets a 503 meanwhile. */
+  router: Router | null;
+  fallback: Fallback | null;
   readonly log: Logger;
   readonly maxBody: number;
   readonly maxUpload: number;
@@ -159,7 +169,8 @@ class Server {
   constructor(app: TemplatedApp, opts: HttpServerOptions) {
     this.app = app;
     this.opts = opts;
-    this.router = opts.router;
+    this.router = opts.router ?? null;
+    this.fallback = opts.fallback ?? null;
     this.log = opts.log.child({ module: 'http' });
     this.maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
     this.maxUpload = opts.maxUploadBytes ?? this.maxBody;
@@ -237,13 +248,17 @@ class Server {
       ex.respondSync(errorResponse(405, 'Method Not Allowed'));
       return ex;
     }
+    if (this.router === null) {
+      ex.respondSync(errorResponse(503, 'Roost is starting; try again in a moment', { 'retry-after': '2' }));
+      return ex;
+    }
     const m = this.router.match(method, path);
     if (m === null) {
       if (method === 'OPTIONS' && ex.cors !== null && origin) {
         ex.respondSync(ex.preflight(ctx));
         return ex;
       }
-      if (this.opts.fallback) useFallback = true;
+      if (this.fallback) useFallback = true;
       else {
         ex.respondSync(errorResponse(404, 'Not Found'));
         return ex;
@@ -497,7 +512,7 @@ class Exchange {
   run(handler: Handler | null, useFallback: boolean): void {
     let result: Promise<Response> | Response;
     try {
-      if (useFallback) result = this.server.opts.fallback!(this.ctx.request, this.ctx);
+      if (useFallback) result = this.server.fallback!(this.ctx.request, this.ctx);
       else result = handler!(this.ctx);
     } catch (err) {
       this.fail(err);
@@ -1010,6 +1025,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   return {
     get port() {
       return server.port;
+    },
+    serve(handed) {
+      server.fallback = handed.fallback ?? null;
+      server.router = handed.router;
     },
     get inFlight() {
       return server.inFlight;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Sql } from '../db/sql.ts';
+import { statementSource, type Sql } from '../db/sql.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { JobNotifyListener } from './notify.ts';
 import { JOBS_NOTIFY_CHANNEL } from './schema.ts';
@@ -728,7 +728,10 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
     }
   };
 
-  const looping = loop();
+  // A clock that jumps (tests, the lab) wakes the pool: what it slept for may be due now.
+  const offClock = rt.clock.onJump?.(wake);
+  // Statements of the pool count as the background's (db/sql.ts statementSource).
+  const looping = statementSource.run('jobs', loop);
   let stopped: Promise<void> | null = null;
 
   return {
@@ -740,6 +743,7 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
     stop() {
       stopped ??= (async () => {
         stopping = true;
+        offClock?.();
         wakeNow?.();
         await looping;
         while (active.size > 0) await Promise.all([...active]);

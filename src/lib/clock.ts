@@ -4,6 +4,11 @@
  */
 export interface Clock {
   now(): Date;
+  /**
+   * Clocks that jump (a test's or the lab's manual clock) call `listener` after each jump, so
+   * whoever sleeps until a time (the job pools) looks again. Wall clocks do not have it.
+   */
+  onJump?(listener: () => void): () => void;
 }
 
 /** Wall-clock time. */
@@ -21,14 +26,24 @@ export interface ManualClock extends Clock {
 
 export function createManualClock(start: Date = new Date('2026-01-01T00:00:00.000Z')): ManualClock {
   let current = start.getTime();
+  const listeners = new Set<() => void>();
+  const jumped = () => {
+    for (const listener of listeners) listener();
+  };
   return {
     now: () => new Date(current),
     advance(ms: number) {
       current += ms;
+      jumped();
       return new Date(current);
     },
     set(time: Date) {
       current = time.getTime();
+      jumped();
+    },
+    onJump(listener: () => void) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
     },
   };
 }

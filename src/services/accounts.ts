@@ -9,6 +9,8 @@ import { Validation, RoostError } from '../lib/errors.ts';
 import { generateActorKeys } from '../lib/keys.ts';
 import { generatePassword, hashPassword } from '../lib/password.ts';
 import { sqlFromEm } from '../db/sql.ts';
+import { newAccountSnapshot, stepAccount } from './account-actor.ts';
+import { endFollowsOf } from './follows.ts';
 
 /** Local usernames, as Mastodon's UsernameValidator allows them. */
 export const USERNAME_RE = /^[a-z0-9_]+$/i;
@@ -125,6 +127,8 @@ export async function createLocalAccount(services: Services, input: CreateLocalA
       createdAt: now,
       updatedAt: now,
     });
+    // A new account is born with its account actor's snapshot (version 0: its creation is not an event).
+    account.machine = newAccountSnapshot({ accountId: account.id });
     // Ids are plain columns, not ORM relations: insert the account before the rows that refer to it.
     await tx.flush();
     for (const k of keys) {
@@ -181,4 +185,67 @@ export async function recordUserActivity(services: Services, userId: string): Pr
     userId,
     services.clock.now(),
   ]);
+}
+
+/**
+ * A remote actor is gone (Delete of itself): its account actor steps to `deleted`, its follows
+ * end through their follow actors (each end an event in the outbox), and then the row goes, in
+ * one transaction. Its mutes and blocks go with the row.
+ */
+export async function deleteRemoteAccount(services: Services, uri: string): Promise<boolean> {
+  return services.db.em().transactional(async (tx) => {
+    const account = await tx.findOne(AccountSchema, { uri, domain: { $ne: null } });
+    if (!account) return false;
+    await stepAccount(services, account.id, { type: 'account.delete' }, { origin: 'federation', em: tx });
+    await endFollowsOf(services, account, tx, 'federation');
+    await sqlFromEm(tx).query(`delete from accounts where id = $1`, [account.id]);
+    return true;
+  });
+}
+
+/**
+ * Inserts a remote account seen for the first time, born with its account actor's snapshot
+ * (seeded from what the actor says: locked; a redirect is recorded by the move service). Another
+ * delivery inserting it first wins: its row is returned.
+ */
+export async function insertRemoteAccount(services: Services, data: Partial<Account> & { uri: string; username: string }): Promise<Account> {
+  const em = services.db.em();
+  const id = services.ids.next();
+  const now = services.clock.now();
+  const account = em.create(AccountSchema, {
+    id,
+    createdAt: now,
+    updatedAt: now,
+    ...data,
+    machine: newAccountSnapshot({ accountId: id, locked: !!data.locked }),
+    machineVersion: 0,
+  } as never);
+  try {
+    await em.flush();
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') {
+      const again = await services.db.em().findOne(AccountSchema, { uri: data.uri });
+      if (again) return again;
+    }
+    throw e;
+  }
+  return account;
+}
+
+/**
+ * A known remote account refreshed from its actor document: the profile columns are written,
+ * and a change of `locked` is a step of its account actor (in the same transaction), so the
+ * lock has one writer and its events reach the outbox.
+ */
+export async function refreshRemoteAccount(services: Services, existing: Account, data: Partial<Account>): Promise<Account> {
+  const { locked, ...profile } = data;
+  return services.db.em().transactional(async (tx) => {
+    const account = await tx.findOneOrFail(AccountSchema, { id: existing.id });
+    tx.assign(account, profile);
+    await tx.flush();
+    if (locked !== undefined && locked !== account.locked) {
+      await stepAccount(services, account.id, { type: locked ? 'account.lock' : 'account.unlock' }, { origin: 'federation', em: tx });
+    }
+    return account;
+  });
 }

@@ -1,19 +1,19 @@
 /**
- * Follow relationships, each stepped through its follow actor (actors/follow). The service looks
- * up the facts the machine needs (target locked or remote, requester silenced, requester muted by
- * the target), steps the persisted snapshot in one transaction with the row and the emitted
- * events (written as jobs: the outbox), and effects/dispatch.ts federates them after commit.
+ * Follow relationships, each stepped through its follow actor (actors/follow) by the actor store
+ * (services/actor-store.ts): the service looks up the facts the machine needs (target locked or
+ * remote, requester silenced, requester muted by the target) and the store locks the row, steps,
+ * projects the row's columns and writes every emitted event to the outbox, in one transaction.
+ * effects/dispatch.ts decides after commit what those facts mean for other servers.
  *
  * REST and inbound ActivityPub call the same functions.
  */
 import type { EntityManager } from '@mikro-orm/core';
-import { followMachine, followState, type FollowEvent, type FollowSnapshot, type FollowOptionsPatch } from '../../actors/follow/follow.machine.ts';
-import { step } from '../../actors/runtime/step.ts';
+import { followDefinition, followState, type FollowEvent, type FollowMachine, type FollowOptionsPatch, type FollowSnapshot } from '../../actors/follow/follow.machine.ts';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
-import { enqueueEffect, type DomainEvent } from '../effects/events.ts';
+import { recordEvent, stepActor, type ActorTable, type Origin, type RawRow } from './actor-store.ts';
 import { applyFollowStateToStats } from './account-stats.ts';
 
 export type FollowOptions = FollowOptionsPatch;
@@ -22,39 +22,60 @@ function followUri(follower: Account, id: string): string {
   return `${follower.uri}#follows/${id}`;
 }
 
-async function isMutedBy(em: EntityManager, targetId: string, requesterId: string, now: Date): Promise<boolean> {
-  const rows = await sqlFromEm(em).query(
-    `select 1 from mutes where account_id = $1 and target_account_id = $2 and (expires_at is null or expires_at > $3)`,
-    [targetId, requesterId, now],
-  );
-  return rows.length > 0;
-}
-
-/** Facts about the requester as the target sees it (the mission's pending rule). */
+/** Facts about the requester as the target sees it (the mission's pending rule), in one statement. */
 async function requesterFacts(em: EntityManager, requester: Account, target: Account, now: Date) {
+  const [row] = await sqlFromEm(em).query<{ muted: boolean }>(
+    `select exists (select 1 from mutes where account_id = $1 and target_account_id = $2 and (expires_at is null or expires_at > $3)) as muted`,
+    [target.id, requester.id, now],
+  );
   return {
     requesterSilenced: requester.silencedAt !== null && requester.silencedAt !== undefined,
-    requesterMutedByTarget: await isMutedBy(em, target.id, requester.id, now),
+    requesterMutedByTarget: !!row?.muted,
   };
 }
 
-/** Which domain event a machine emission becomes, if it has an effect beyond the rows. */
-function effectFor(type: string, followId: string, follower: Account, target: Account): DomainEvent | null {
-  switch (type) {
-    case 'follow.requested':
-      return target.domain !== null ? { type: 'follow.requested', followId } : null;
-    case 'follow.accepted':
-      return follower.domain !== null ? { type: 'follow.accepted', followId } : null;
-    case 'follow.rejected':
-    case 'follow.removed':
-      return follower.domain !== null ? { type: 'follow.rejected', followId } : null;
-    case 'follow.undone':
-    case 'follow.cancelled':
-      return target.domain !== null ? { type: 'follow.undone', followId } : null;
-    default:
-      return null;
-  }
+interface FollowKey {
+  follower: Account;
+  target: Account;
 }
+
+/**
+ * The follow lifecycle's table: one row per (follower, target), its state columns projected from
+ * the snapshot. A local follow's `uri` names its Follow activity; a new request after an ended
+ * relationship is a new activity with a new id. Inbound steps carry the remote activity's id.
+ */
+export const FOLLOW_TABLE: ActorTable<FollowMachine, FollowKey, Follow, { uri?: string }> = {
+  kind: 'follow',
+  table: 'follows',
+  entity: FollowSchema,
+  definition: followDefinition,
+  locate: ({ follower, target }) => ({ where: 'account_id = $1 and target_account_id = $2', params: [follower.id, target.id] }),
+  input: ({ follower, target }) => ({ followerId: follower.id, targetId: target.id }),
+  casts: { languages: 'text[]' },
+  insert: ({ key, id, now }) => ({ id, account_id: key.follower.id, target_account_id: key.target.id, created_at: now }),
+  project(snapshot, { key, row, previous, event, extra, id, services, now }) {
+    const ctx = snapshot.context;
+    const local = key.follower.domain === null;
+    let uri: string | null;
+    if (!row) uri = extra?.uri ?? (local ? followUri(key.follower, id) : null);
+    else if (event.type === 'follow.request' && previous && !['requested', 'accepted'].includes(followState(previous as FollowSnapshot))) {
+      uri = extra?.uri ?? (local ? followUri(key.follower, services.ids.next()) : (row.uri as string | null));
+    } else uri = extra?.uri ?? (row.uri as string | null);
+    return {
+      uri,
+      state: followState(snapshot),
+      show_reblogs: ctx.reblogs,
+      notify: ctx.notify,
+      languages: ctx.languages,
+      updated_at: now,
+    };
+  },
+  // The counters (account_stats) move when a follow starts or stops being accepted.
+  async projectElsewhere(sql, snapshot, { key, previous }) {
+    const before = previous ? followState(previous as FollowSnapshot) : null;
+    await applyFollowStateToStats(sql, { accountId: key.follower.id, targetAccountId: key.target.id }, before, followState(snapshot));
+  },
+};
 
 export interface StepFollowResult {
   follow: Follow;
@@ -64,74 +85,58 @@ export interface StepFollowResult {
 }
 
 /**
- * Steps the follow actor of (follower, target) with one event, in one transaction with its row and
- * its effects. `uri` names the Follow activity (inbound ones carry the remote id).
+ * Steps the follow actor of (follower, target) with one event through the actor store. `uri` names
+ * the Follow activity (inbound ones carry the remote id).
  */
 export async function stepFollow(
   services: Services,
   follower: Account,
   target: Account,
   event: FollowEvent,
-  opts: { uri?: string; em?: EntityManager } = {},
+  opts: { uri?: string; em?: EntityManager; origin?: Origin } = {},
 ): Promise<StepFollowResult> {
-  const run = async (tx: EntityManager): Promise<StepFollowResult> => {
-    const sql = sqlFromEm(tx);
-    const now = services.clock.now();
-    // Serialise concurrent steps of one pair: the row lock, then optimistic versioning below.
-    await sql.query(`select id from follows where account_id = $1 and target_account_id = $2 for update`, [follower.id, target.id]);
-    let row = await tx.findOne(FollowSchema, { accountId: follower.id, targetAccountId: target.id }, { refresh: true });
-    const persisted = row?.machine ? (row.machine as unknown as FollowSnapshot) : undefined;
-    const r = step(followMachine, persisted, event, { followerId: follower.id, targetId: target.id });
-    if (!r.accepted) return { follow: row ?? (null as never), accepted: false, emitted: [] };
-    const state = followState(r.snapshot);
-    const ctx = r.snapshot.context;
-    if (!row) {
-      const id = services.ids.next();
-      row = tx.create(FollowSchema, {
-        id,
-        accountId: follower.id,
-        targetAccountId: target.id,
-        uri: opts.uri ?? (follower.domain === null ? followUri(follower, id) : null),
-        state,
-        showReblogs: ctx.reblogs,
-        notify: ctx.notify,
-        languages: ctx.languages,
-        machine: r.snapshot as unknown as Record<string, unknown>,
-        machineVersion: r.version,
-        createdAt: now,
-        updatedAt: now,
-      });
-    } else {
-      if (row.machineVersion !== r.previousVersion) throw new RoostError(409, 'The relationship changed meanwhile; try again');
-      // A new request after an ended relationship is a new Follow activity with a new id.
-      if (event.type === 'follow.request' && (persisted && !['requested', 'accepted'].includes(followState(persisted)))) {
-        row.uri = opts.uri ?? (follower.domain === null ? followUri(follower, services.ids.next()) : row.uri);
-      } else if (opts.uri) row.uri = opts.uri;
-      row.state = state;
-      row.showReblogs = ctx.reblogs;
-      row.notify = ctx.notify;
-      row.languages = ctx.languages;
-      row.machine = r.snapshot as unknown as Record<string, unknown>;
-      row.machineVersion = r.version;
-      row.updatedAt = now;
-    }
-    await tx.flush();
-    await applyFollowStateToStats(sql, row, persisted ? followState(persisted) : null, state);
-    for (const e of r.emitted) {
-      const effect = effectFor(e.type, row.id, follower, target);
-      if (effect) await enqueueEffect(sql, effect, services.clock);
-    }
-    return { follow: row, accepted: true, emitted: r.emitted.map((e) => e.type) };
-  };
-  return opts.em ? run(opts.em) : services.db.em().transactional(run);
+  const r = await stepActor(services, FOLLOW_TABLE, { follower, target }, event, {
+    origin: opts.origin ?? 'client',
+    em: opts.em,
+    extra: { uri: opts.uri },
+  });
+  return { follow: r.row ?? (null as never), accepted: r.accepted, emitted: r.emitted.map((e) => e.type) };
 }
 
-async function loadPair(services: Services, followerId: string, targetId: string): Promise<[Account, Account]> {
-  const em = services.db.em();
-  const [follower, target] = await Promise.all([
-    em.findOne(AccountSchema, { id: followerId }),
-    em.findOne(AccountSchema, { id: targetId }),
-  ]);
+/**
+ * Both accounts and the facts a follow request needs, in one statement: whether either blocks
+ * the other, and whether the target mutes the follower. A missing or suspended target is a 404.
+ */
+async function followFacts(em: EntityManager, followerId: string, targetId: string, now: Date) {
+  const rows = await sqlFromEm(em).query<RawRow & { blocked_pair: boolean; muted_by_target: boolean }>(
+    `select a.*,
+            exists (select 1 from blocks where (account_id = $1 and target_account_id = $2) or (account_id = $2 and target_account_id = $1)) as blocked_pair,
+            exists (select 1 from mutes where account_id = $2 and target_account_id = $1 and (expires_at is null or expires_at > $3)) as muted_by_target
+       from accounts a where a.id in ($1, $2)`,
+    [followerId, targetId, now],
+  );
+  const row = (id: string) => rows.find((r) => String(r.id) === id);
+  const [f, t] = [row(followerId), row(targetId)];
+  if (!f || !t) throw notFound();
+  const { blocked_pair: blocked, muted_by_target: muted } = f;
+  const strip = ({ blocked_pair: _b, muted_by_target: _m, ...rest }: typeof f) => rest;
+  const follower = em.map(AccountSchema, strip(f) as never);
+  const target = em.map(AccountSchema, strip(t) as never);
+  if (target.suspendedAt) throw notFound();
+  return {
+    follower,
+    target,
+    blocked: !!blocked,
+    requesterSilenced: follower.silencedAt !== null && follower.silencedAt !== undefined,
+    requesterMutedByTarget: !!muted,
+  };
+}
+
+/** Both accounts in one statement; a missing or suspended target is a 404. */
+async function loadPair(em: EntityManager, followerId: string, targetId: string): Promise<[Account, Account]> {
+  const rows = await em.find(AccountSchema, { id: { $in: [followerId, targetId] } });
+  const follower = rows.find((a) => a.id === followerId);
+  const target = rows.find((a) => a.id === targetId);
   if (!follower || !target || target.suspendedAt) throw notFound();
   return [follower, target];
 }
@@ -143,39 +148,67 @@ export async function followAccount(
   targetId: string,
   options: FollowOptions = {},
   /** bypassLocked: a follower migrating to a local account (Move) skips its approval, as Mastodon. */
-  opts: { bypassLocked?: boolean } = {},
+  opts: { bypassLocked?: boolean; origin?: Origin; em?: EntityManager } = {},
 ): Promise<Follow> {
   if (followerId === targetId) throw new RoostError(403, 'This action is not allowed');
-  const [follower, target] = await loadPair(services, followerId, targetId);
-  if (await blockedEitherWay(services, followerId, targetId)) throw new RoostError(403, 'This action is not allowed');
-  const facts = await requesterFacts(services.db.em(), follower, target, services.clock.now());
-  const { follow } = await stepFollow(services, follower, target, {
-    type: 'follow.request',
-    targetLocked: target.locked && !opts.bypassLocked,
-    targetRemote: target.domain !== null,
-    ...facts,
-    options,
-  });
-  return follow;
+  const run = async (tx: EntityManager) => {
+    const { follower, target, blocked, ...facts } = await followFacts(tx, followerId, targetId, services.clock.now());
+    if (blocked) throw new RoostError(403, 'This action is not allowed');
+    const { follow } = await stepFollow(
+      services,
+      follower,
+      target,
+      { type: 'follow.request', targetLocked: target.locked && !opts.bypassLocked, targetRemote: target.domain !== null, ...facts, options },
+      { em: tx, origin: opts.origin ?? 'client' },
+    );
+    return follow;
+  };
+  return opts.em ? run(opts.em) : services.db.em().transactional(run);
 }
 
-/** A remote actor's Follow arrived for a local account: the same rules as a local request. */
+/**
+ * A remote actor's Follow arrived for a local account: the same rules as a local request, in one
+ * transaction with its events. A Follow from a domain the target hides (a user-level domain
+ * block) is refused with a Reject, as Mastodon does; one across a block is dropped.
+ */
 export async function receiveFollow(services: Services, follower: Account, target: Account, uri: string): Promise<Follow | null> {
-  if (await blockedEitherWay(services, follower.id, target.id)) return null;
-  const facts = await requesterFacts(services.db.em(), follower, target, services.clock.now());
-  const { follow, emitted } = await stepFollow(
-    services,
-    follower,
-    target,
-    { type: 'follow.request', targetLocked: target.locked, targetRemote: false, ...facts },
-    { uri },
-  );
-  // A repeated Follow for an established relationship is answered again (Mastodon does); a new
-  // acceptance already queued its Accept.
-  if (follow.state === 'accepted' && follower.domain !== null && !emitted.includes('follow.accepted')) {
-    await enqueueEffect(services.db.sql, { type: 'follow.accepted', followId: follow.id }, services.clock);
-  }
-  return follow;
+  return services.db.em().transactional(async (tx) => {
+    if (await blockedEitherWay(tx, follower.id, target.id)) return null;
+    const domain = follower.domain ?? null;
+    if (domain !== null && (await domainBlockedBy(tx, target.id, domain))) {
+      await recordEvent(services, sqlFromEm(tx), {
+        actorKind: 'account',
+        actorId: target.id,
+        origin: 'federation',
+        event: { type: 'follow.refused', followerId: follower.id, targetId: target.id, activityUri: uri },
+      });
+      return null;
+    }
+    const facts = await requesterFacts(tx, follower, target, services.clock.now());
+    const { follow, emitted } = await stepFollow(
+      services,
+      follower,
+      target,
+      { type: 'follow.request', targetLocked: target.locked, targetRemote: false, ...facts },
+      { uri, em: tx, origin: 'federation' },
+    );
+    // A repeated Follow for an established relationship is answered again (Mastodon does): the
+    // fact is recorded, effects/ answers it with an Accept.
+    if (follow.state === 'accepted' && !emitted.includes('follow.accepted')) {
+      await recordEvent(services, sqlFromEm(tx), {
+        actorKind: 'follow',
+        actorId: follow.id,
+        origin: 'federation',
+        event: { type: 'follow.request_repeated', followerId: follower.id, targetId: target.id },
+      });
+    }
+    return follow;
+  });
+}
+
+async function domainBlockedBy(em: EntityManager, accountId: string, domain: string): Promise<boolean> {
+  const rows = await sqlFromEm(em).query(`select 1 from account_domain_blocks where account_id = $1 and domain = $2`, [accountId, domain.toLowerCase()]);
+  return rows.length > 0;
 }
 
 /** The remote target accepted our follow. `by` must be that target. */
@@ -186,54 +219,89 @@ export async function remoteFollowAccepted(services: Services, ref: { uri?: stri
     : await em.findOne(FollowSchema, { accountId: ref.followerId!, targetAccountId: by.id });
   if (!row || row.targetAccountId !== by.id) return null;
   const follower = await em.findOneOrFail(AccountSchema, { id: row.accountId });
-  const { follow } = await stepFollow(services, follower, by, { type: 'follow.accept' });
+  const { follow } = await stepFollow(services, follower, by, { type: 'follow.accept' }, { origin: 'federation' });
   return follow;
 }
 
 /** Unfollow (or withdraw a pending request). */
-export async function unfollowAccount(services: Services, followerId: string, targetId: string): Promise<void> {
-  const [follower, target] = await loadPair(services, followerId, targetId);
-  await stepFollow(services, follower, target, { type: 'follow.undo' });
+export async function unfollowAccount(
+  services: Services,
+  followerId: string,
+  targetId: string,
+  opts: { origin?: Origin; em?: EntityManager } = {},
+): Promise<void> {
+  const em = opts.em ?? services.db.em();
+  const [follower, target] = await loadPair(em, followerId, targetId);
+  await stepFollow(services, follower, target, { type: 'follow.undo' }, { origin: opts.origin ?? 'client', em: opts.em });
 }
 
 /** The target authorizes or rejects a pending request. */
 export async function decideFollowRequest(services: Services, targetId: string, requesterId: string, decision: 'accept' | 'reject'): Promise<void> {
-  const [requester, target] = await loadPair(services, requesterId, targetId);
-  const row = await services.db.em().findOne(FollowSchema, { accountId: requesterId, targetAccountId: targetId, state: 'requested' });
-  if (!row) throw notFound();
-  await stepFollow(services, requester, target, { type: decision === 'accept' ? 'follow.accept' : 'follow.reject' });
+  const [requester, target] = await loadPair(services.db.em(), requesterId, targetId);
+  const r = await stepFollow(services, requester, target, { type: decision === 'accept' ? 'follow.accept' : 'follow.reject' });
+  // Only a pending request can be decided: anything else names no request.
+  if (!r.accepted) throw notFound();
 }
 
 /** The relationship ended from the remote side (Reject of ours, Undo of theirs). */
 export async function endFollowFromRemote(services: Services, followerId: string, targetId: string, how: 'rejected' | 'undone'): Promise<boolean> {
-  const [follower, target] = await loadPair(services, followerId, targetId);
-  if (how === 'undone') return (await stepFollow(services, follower, target, { type: 'follow.undo' })).accepted;
-  const rejected = await stepFollow(services, follower, target, { type: 'follow.reject' });
+  const [follower, target] = await loadPair(services.db.em(), followerId, targetId);
+  const origin = 'federation';
+  if (how === 'undone') return (await stepFollow(services, follower, target, { type: 'follow.undo' }, { origin })).accepted;
+  const rejected = await stepFollow(services, follower, target, { type: 'follow.reject' }, { origin });
   if (rejected.accepted) return true;
-  return (await stepFollow(services, follower, target, { type: 'follow.remove' })).accepted;
+  return (await stepFollow(services, follower, target, { type: 'follow.remove' }, { origin })).accepted;
 }
 
 /**
  * The target unlocked: every pending request goes through `target.unlocked` with its facts;
  * silenced and muted requesters stay pending (the machine decides; nothing leaks).
  */
-export async function targetUnlocked(services: Services, targetId: string, em: EntityManager): Promise<void> {
-  const target = await em.findOneOrFail(AccountSchema, { id: targetId });
-  const pending = await em.find(FollowSchema, { targetAccountId: targetId, state: 'requested' });
+export async function targetUnlocked(services: Services, target: Account, em: EntityManager, origin: Origin): Promise<void> {
+  const pending = await em.find(FollowSchema, { targetAccountId: target.id, state: 'requested' });
+  if (pending.length === 0) return;
+  const requesters = await em.find(AccountSchema, { id: { $in: pending.map((f) => f.accountId) } });
   const now = services.clock.now();
-  for (const row of pending) {
-    const requester = await em.findOneOrFail(AccountSchema, { id: row.accountId });
+  for (const requester of requesters) {
     const facts = await requesterFacts(em, requester, target, now);
-    await stepFollow(services, requester, target, { type: 'target.unlocked', ...facts }, { em });
+    await stepFollow(services, requester, target, { type: 'target.unlocked', ...facts }, { em, origin });
   }
+}
+
+/**
+ * The follows an account is part of end through their actors (follower side `follow.undo`,
+ * target side `follow.remove`/`follow.reject`), so each end is an event in the outbox; used when
+ * the account goes away (Delete of a remote actor), before its row does.
+ */
+export async function endFollowsOf(services: Services, account: Account, em: EntityManager, origin: Origin): Promise<number> {
+  const rows = await em.find(FollowSchema, {
+    $or: [{ accountId: account.id }, { targetAccountId: account.id }],
+    state: { $in: ['requested', 'accepted'] },
+  });
+  const others = await em.find(AccountSchema, { id: { $in: rows.map((f) => (f.accountId === account.id ? f.targetAccountId : f.accountId)) } });
+  const byId = new Map(others.map((a) => [a.id, a]));
+  let ended = 0;
+  for (const row of rows) {
+    if (row.accountId === account.id) {
+      const target = byId.get(row.targetAccountId);
+      if (target && (await stepFollow(services, account, target, { type: 'follow.undo' }, { em, origin })).accepted) ended++;
+    } else {
+      const follower = byId.get(row.accountId);
+      if (!follower) continue;
+      const event = row.state === 'requested' ? ({ type: 'follow.reject' } as const) : ({ type: 'follow.remove' } as const);
+      if ((await stepFollow(services, follower, account, event, { em, origin })).accepted) ended++;
+    }
+  }
+  return ended;
 }
 
 export async function countPendingFollowRequests(services: Services, accountId: string): Promise<number> {
   return services.db.em().count(FollowSchema, { targetAccountId: accountId, state: 'requested' });
 }
 
-export async function blockedEitherWay(services: Services, a: string, b: string): Promise<boolean> {
-  const rows = await services.db.sql.query(
+/** Whether either account blocks the other (in `em`'s transaction when it has one). */
+export async function blockedEitherWay(em: EntityManager, a: string, b: string): Promise<boolean> {
+  const rows = await sqlFromEm(em).query(
     `select 1 from blocks where (account_id = $1 and target_account_id = $2) or (account_id = $2 and target_account_id = $1) limit 1`,
     [a, b],
   );

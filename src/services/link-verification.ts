@@ -16,7 +16,7 @@ import { isNonPublicAddress, safeFetch, UnsafeUrlError, type SafeFetchOptions } 
 import type { Services } from '../context.ts';
 import { AccountSchema } from '../db/entities/index.ts';
 import type { Sql } from '../db/sql.ts';
-import { enqueue } from '../jobs/queue.ts';
+import { schedule } from '../effects/events.ts';
 import type { Clock } from '../lib/clock.ts';
 import { decodeEntities } from '../lib/html.ts';
 
@@ -28,7 +28,7 @@ export const MAX_REDIRECTS = 3;
 
 /** Queues a verification of the account's fields (one pending job per account is enough: it reads the fields when it runs). */
 export async function enqueueLinkVerification(sql: Sql, accountId: string, clock?: Clock): Promise<void> {
-  await enqueue(sql, { kind: VERIFY_LINKS_JOB, payload: { accountId }, dedupeKey: `${VERIFY_LINKS_JOB}:${accountId}`, maxAttempts: 3 }, { clock });
+  await schedule(sql, VERIFY_LINKS_JOB, { accountId }, { dedupeKey: `${VERIFY_LINKS_JOB}:${accountId}`, maxAttempts: 3, clock });
 }
 
 /** A field value Mastodon would verify: the whole value is one http(s) URL with a host. */

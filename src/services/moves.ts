@@ -10,18 +10,27 @@
  * which also federates Update(Person) with `movedTo` and the Move to every follower's server).
  * Aliases (`alsoKnownAs`, the other half of a migration) are set with `roost accounts alias`.
  *
- * Followers migrate one after the other; one that cannot follow the target (blocked, say) keeps
- * following the origin, and the others go on. Migration reads the origin's current followers, so
- * running it again (a replayed Move) moves only those who follow the origin still.
+ * Followers migrate one after the other, each in one transaction (follow the target, unfollow the
+ * origin: both or neither); one that cannot follow the target (blocked, say) keeps following the
+ * origin, and the others go on. Migration reads the origin's current followers, so running it
+ * again (a replayed Move, or the job retaken after a crash) moves only those who follow the
+ * origin still: every follower moves once. An incoming Move records the redirect and schedules
+ * that migration as a durable job (MOVE_FOLLOWERS_JOB) in the same transaction.
  */
+import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import { enqueueEffect } from '../effects/events.ts';
+import { schedule } from '../effects/events.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { findLocalAccount } from './accounts.ts';
+import { stepAccount } from './account-actor.ts';
+import { recordEvent, type Origin } from './actor-store.ts';
 import { followAccount, unfollowAccount } from './follows.ts';
-import { blockAccount, muteAccount, stepAccount } from './relationships.ts';
+import { blockAccount, muteAccount } from './relationships.ts';
+
+/** The durable job that moves an origin's local followers to its target (handler: migrateFollowersJob). */
+export const MOVE_FOLLOWERS_JOB = 'move.followers';
 
 /** Finds (and for remote accounts fetches anew) the account a handle or actor URI names. */
 export type AccountResolver = (query: string) => Promise<Account | null>;
@@ -45,18 +54,21 @@ export function moveRefusal(origin: Account, target: Account): MoveRefusal | nul
 }
 
 /**
- * Steps `origin`'s account actor with `account.move` and records the redirect. False when the
- * actor refuses (already moved to that target, or suspended): nothing changes then.
+ * Steps `origin`'s account actor with `account.move` (the store writes the redirect and the
+ * `account.moved` event). False when the actor refuses (already moved to that target, or
+ * suspended): nothing changes then. `inTransaction` runs in the same transaction.
  */
-async function recordMove(services: Services, originId: string, targetId: string, effects: boolean): Promise<boolean> {
+async function recordMove(
+  services: Services,
+  originId: string,
+  targetId: string,
+  origin: Origin,
+  inTransaction?: (tx: EntityManager) => Promise<void>,
+): Promise<boolean> {
   return services.db.em().transactional(async (tx) => {
-    const origin = await tx.findOneOrFail(AccountSchema, { id: originId });
-    const r = stepAccount(services, origin, { type: 'account.move', targetAccountId: targetId });
-    if (!r.accepted) return false;
-    origin.movedToAccountId = targetId;
-    await tx.flush();
-    if (effects) await enqueueEffect(sqlFromEm(tx), { type: 'account.moved', accountId: originId, targetAccountId: targetId }, services.clock);
-    return true;
+    const r = await stepAccount(services, originId, { type: 'account.move', targetAccountId: targetId }, { origin, em: tx });
+    await inTransaction?.(tx);
+    return r.accepted;
   });
 }
 
@@ -80,11 +92,8 @@ export async function followActorRedirect(services: Services, accountId: string,
     if (successorUri && !target) return false;
     const targetId = target?.id ?? null;
     if (targetId === account.movedToAccountId || targetId === account.id) return false;
-    const r = stepAccount(services, account, targetId ? { type: 'account.move', targetAccountId: targetId } : { type: 'account.unmove' });
-    if (!r.accepted) return false;
-    account.movedToAccountId = targetId;
-    await tx.flush();
-    return true;
+    const event = targetId ? ({ type: 'account.move', targetAccountId: targetId } as const) : ({ type: 'account.unmove' } as const);
+    return (await stepAccount(services, accountId, event, { origin: 'federation', em: tx })).accepted;
   });
 }
 
@@ -97,15 +106,51 @@ export async function moveAccount(services: Services, origin: Account, target: A
     return { refused, migrated: 0, failed: 0 };
   }
   // An Update(Person) carrying movedTo may have recorded the redirect already; the followers
-  // still move (they are read afresh, so a repeated Move moves nobody twice).
-  await recordMove(services, origin.id, target.id, false);
-  const result = await migrateFollowers(services, origin, target);
-  log.info({ origin: origin.uri, target: target.uri, ...result }, 'Move accepted');
-  return { refused: null, ...result };
+  // still move (they are read afresh, so a repeated Move moves nobody twice). They move in a
+  // durable job written with the redirect: a crash midway resumes where it stopped.
+  await recordMove(services, origin.id, target.id, 'federation', async (tx) => {
+    await schedule(sqlFromEm(tx), MOVE_FOLLOWERS_JOB, { originId: origin.id, targetId: target.id } satisfies MoveFollowersJob, {
+      dedupeKey: `${MOVE_FOLLOWERS_JOB}:${origin.id}:${target.id}`,
+      clock: services.clock,
+    });
+  });
+  log.info({ origin: origin.uri, target: target.uri }, 'Move accepted; followers migrate in a job');
+  return { refused: null, migrated: 0, failed: 0 };
+}
+
+export interface MoveFollowersJob {
+  originId: string;
+  targetId: string;
+}
+
+export interface MigrationControl {
+  /** Stops between two followers (shutdown); the job is retaken and resumes where it stopped. */
+  signal?: AbortSignal;
+  /** Called after each follower moved (progress, tests). */
+  onMoved?: (followerId: string) => void;
+}
+
+/** The MOVE_FOLLOWERS_JOB handler: moves the followers the origin still has (idempotent). */
+export async function migrateFollowersJob(services: Services, job: MoveFollowersJob, control: MigrationControl = {}): Promise<{ migrated: number; failed: number }> {
+  const em = services.db.em();
+  const [origin, target] = await Promise.all([
+    em.findOne(AccountSchema, { id: job.originId }),
+    em.findOne(AccountSchema, { id: job.targetId }),
+  ]);
+  if (!origin || !target) return { migrated: 0, failed: 0 };
+  const result = await migrateFollowers(services, origin, target, 'federation', control);
+  services.log.child({ module: 'moves' }).info({ origin: origin.uri, target: target.uri, ...result }, 'followers migrated');
+  return result;
 }
 
 /** Moves the local followers of `origin` to `target` and carries local blocks and mutes over. */
-async function migrateFollowers(services: Services, origin: Account, target: Account): Promise<{ migrated: number; failed: number }> {
+async function migrateFollowers(
+  services: Services,
+  origin: Account,
+  target: Account,
+  from: Origin,
+  control: MigrationControl = {},
+): Promise<{ migrated: number; failed: number }> {
   const log = services.log.child({ module: 'moves' });
   const em = services.db.em();
   const followers = await services.db.sql.query<{ account_id: string }>(
@@ -117,17 +162,22 @@ async function migrateFollowers(services: Services, origin: Account, target: Acc
   let failed = 0;
   for (const { account_id: followerId } of followers) {
     if (followerId === target.id) continue;
+    control.signal?.throwIfAborted();
     const old = await em.findOne(FollowSchema, { accountId: followerId, targetAccountId: origin.id }, { refresh: true });
     try {
-      await followAccount(
-        services,
-        followerId,
-        target.id,
-        { reblogs: old?.showReblogs, notify: old?.notify, languages: old?.languages ?? null },
-        { bypassLocked: target.domain === null },
-      );
-      await unfollowAccount(services, followerId, origin.id);
+      // Both steps or neither: a crash between them cannot leave a follower on both accounts.
+      await services.db.em().transactional(async (tx) => {
+        await followAccount(
+          services,
+          followerId,
+          target.id,
+          { reblogs: old?.showReblogs, notify: old?.notify, languages: old?.languages ?? null },
+          { bypassLocked: target.domain === null, origin: from, em: tx },
+        );
+        await unfollowAccount(services, followerId, origin.id, { origin: from, em: tx });
+      });
       migrated++;
+      control.onMoved?.(followerId);
     } catch (e) {
       failed++;
       log.warn({ err: e, followerId, target: target.uri }, 'follower could not move to the target');
@@ -141,7 +191,7 @@ async function migrateFollowers(services: Services, origin: Account, target: Acc
     [origin.id],
   );
   for (const { account_id } of blockers) {
-    if (account_id !== target.id) await blockAccount(services, account_id, target.id).catch((e) => log.warn({ err: e }, 'block not carried over'));
+    if (account_id !== target.id) await blockAccount(services, account_id, target.id, { origin: from }).catch((e) => log.warn({ err: e }, 'block not carried over'));
   }
   const muters = await services.db.sql.query<{ account_id: string; hide_notifications: boolean; expires_at: Date | null }>(
     `select m.account_id::text, m.hide_notifications, m.expires_at from mutes m join accounts a on a.id = m.account_id
@@ -199,7 +249,12 @@ export async function migrateLocalAccount(services: Services, resolve: AccountRe
       const named = await resolve(opts.target);
       if (named?.id !== target.id) throw new RoostError(422, `${origin.username} moved to ${target.uri}, not to ${opts.target}`);
     }
-    await enqueueEffect(services.db.sql, { type: 'account.moved', accountId: origin.id, targetAccountId: target.id }, services.clock);
+    await recordEvent(services, services.db.sql, {
+      actorKind: 'account',
+      actorId: origin.id,
+      origin: 'operator',
+      event: { type: 'account.move_replayed', accountId: origin.id, targetAccountId: target.id },
+    });
     return { origin, target, replayed: true, migrated: 0, failed: 0 };
   }
   if (!opts.target) throw new RoostError(422, 'A target account is required');
@@ -213,8 +268,8 @@ export async function migrateLocalAccount(services: Services, resolve: AccountRe
   }
   const refused = moveRefusal(origin, target);
   if (refused) throw new RoostError(422, REFUSALS[refused]);
-  if (!(await recordMove(services, origin.id, target.id, true))) throw new RoostError(422, `${origin.username} cannot move now`);
-  const result = await migrateFollowers(services, origin, target);
+  if (!(await recordMove(services, origin.id, target.id, 'operator'))) throw new RoostError(422, `${origin.username} cannot move now`);
+  const result = await migrateFollowers(services, origin, target, 'operator');
   services.log.child({ module: 'moves' }).info({ origin: origin.uri, target: target.uri, ...result }, 'local account moved');
   return { origin, target, replayed: false, ...result };
 }
@@ -247,7 +302,13 @@ export async function setAccountAliases(
   const next = [...aliases];
   await em.transactional(async (tx) => {
     await tx.nativeUpdate(AccountSchema, { id: account.id }, { alsoKnownAs: next, updatedAt: services.clock.now() });
-    await enqueueEffect(sqlFromEm(tx), { type: 'account.updated', accountId: account.id }, services.clock);
+    await recordEvent(services, sqlFromEm(tx), {
+      actorKind: 'account',
+      actorId: account.id,
+      origin: 'operator',
+      event: { type: 'account.updated', accountId: account.id },
+      dedupeKey: `account.updated:${account.id}`,
+    });
   });
   return next;
 }

@@ -18,8 +18,7 @@ import { AccountSchema, UserSchema, type Account } from '../db/entities/index.ts
 import { Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { countedLength } from '../lib/text-format.ts';
-import { EFFECT_JOB, type DomainEvent } from '../effects/events.ts';
-import { enqueue } from '../jobs/queue.ts';
+import { recordEvent } from './actor-store.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import {
   ImageRejected,
@@ -113,16 +112,18 @@ async function processImages(services: Services, input: ProfileUpdate): Promise<
 
 /** Queues the Update(Person) to remote followers (one pending per account: it reads the profile when it runs). */
 async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlFromEm>[0], accountId: string): Promise<void> {
-  const event: DomainEvent = { type: 'account.updated', accountId };
-  await enqueue(sqlFromEm(tx), { kind: EFFECT_JOB, payload: event, dedupeKey: `account.updated:${accountId}` }, { clock: services.clock });
+  await recordEvent(services, sqlFromEm(tx), {
+    actorKind: 'account',
+    actorId: accountId,
+    origin: 'client',
+    event: { type: 'account.updated', accountId },
+    dedupeKey: `account.updated:${accountId}`,
+  });
 }
 
 export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
   const fields = validateProfileUpdate(input, services.config.limits.accounts);
   const images = await processImages(services, input);
-
-  // Locking and unlocking go through the account actor (and an unlock through every pending follow).
-  if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked);
 
   // Image files are written inside the transaction, under the row lock, and removed again if it
   // fails; the files they replace are removed only once it committed. So no edit, failed or
@@ -130,8 +131,11 @@ export async function updateProfile(services: Services, accountId: string, userI
   const written: string[] = [];
   const replaced: { kind: 'avatars' | 'headers'; url: string | null }[] = [];
   try {
+    // One transaction for the whole edit: the lock (a step of the account actor, and an unlock a
+    // step of every pending follow) commits with the rest or not at all.
     await services.db.em().transactional(async (tx) => {
       replaced.length = 0;
+      if (input.locked !== undefined) await setAccountLocked(services, accountId, input.locked, { em: tx, origin: 'client' });
       // The row lock serialises edits of one profile, so image files and rows agree.
       const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       const user = await tx.findOneOrFail(UserSchema, { id: userId });

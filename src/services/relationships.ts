@@ -2,12 +2,13 @@
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
-import { accountMachine, accountSnapshot, type AccountSnapshot, type AccountEvent } from '../../actors/account/account.machine.ts';
-import { step } from '../../actors/runtime/step.ts';
+import type { EntityManager } from '@mikro-orm/core';
+import { stepAccount } from './account-actor.ts';
+import type { Origin } from './actor-store.ts';
 import { stepFollow, targetUnlocked } from './follows.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import { EFFECT_JOB, enqueueEffect, type DomainEvent } from '../effects/events.ts';
-import { enqueue } from '../jobs/queue.ts';
+import { scheduleTimer } from '../effects/events.ts';
+import { recordEvent } from './actor-store.ts';
 
 /** Mastodon's limit for a mute duration: a bit over a year (0 = indefinite). */
 export const MAX_MUTE_DURATION_SECONDS = 60 * 60 * 24 * 366;
@@ -37,11 +38,15 @@ export async function muteAccount(
        on conflict (account_id, target_account_id) do update set hide_notifications = excluded.hide_notifications, expires_at = excluded.expires_at`,
       [services.ids.next(), accountId, targetId, opts.notifications ?? true, expiresAt, now],
     );
-    // A timed mute ends by itself: a job due at its expiry sends the unmute back through
-    // expireMute (reads already treat an expired mute as gone; the job removes the row).
+    // A timed mute ends by itself: a timer due at its expiry comes back to expireMute (reads
+    // already treat an expired mute as gone; the timer removes the row). One waiting timer per
+    // pair: muting again leaves it, and a timer that finds the mute extended schedules the next.
     if (expiresAt) {
-      const event: DomainEvent = { type: 'mute.expired', accountId, targetId };
-      await enqueue(sql, { kind: EFFECT_JOB, payload: event, runAt: expiresAt }, { clock: services.clock });
+      await scheduleTimer(
+        sql,
+        { type: 'mute.expire', accountId, targetId },
+        { runAt: expiresAt, dedupeKey: `mute.expire:${accountId}:${targetId}`, clock: services.clock },
+      );
     }
   });
 }
@@ -50,64 +55,59 @@ export async function unmuteAccount(services: Services, accountId: string, targe
   await services.db.sql.query(`delete from mutes where account_id = $1 and target_account_id = $2`, [accountId, targetId]);
 }
 
-/** A timed mute's expiry job: unmutes only if the mute is still there and due (not re-muted since). */
+/**
+ * A timed mute's timer: unmutes only if the mute is still there and due. A mute extended since
+ * (muted again with a later expiry while this timer waited) gets a timer at its new expiry.
+ */
 export async function expireMute(services: Services, accountId: string, targetId: string): Promise<boolean> {
-  const removed = await services.db.sql.query(
-    `delete from mutes where account_id = $1 and target_account_id = $2 and expires_at is not null and expires_at <= $3 returning id`,
-    [accountId, targetId, services.clock.now()],
-  );
-  return removed.length > 0;
-}
-
-/**
- * Steps the account actor (seeded from the row's columns the first time) and saves the snapshot
- * on the row; the caller applies the columns and flushes, in its transaction.
- */
-export function stepAccount(services: Services, account: Account, event: AccountEvent) {
-  const persisted =
-    (account.machine as unknown as AccountSnapshot | null) ??
-    accountSnapshot({
-      accountId: account.id,
-      locked: account.locked,
-      silenced: !!account.silencedAt,
-      suspended: !!account.suspendedAt,
-      movedToAccountId: account.movedToAccountId,
-    });
-  const r = step(accountMachine, persisted, event);
-  if (r.accepted) {
-    account.machine = r.snapshot as unknown as Record<string, unknown>;
-    account.machineVersion = r.version;
-    account.updatedAt = services.clock.now();
-  }
-  return r;
-}
-
-/**
- * Locks or unlocks an account. Unlocking accepts pending follow requests in the same transaction,
- * except those of silenced or muted requesters (the follow actors decide).
- */
-export async function setAccountLocked(services: Services, accountId: string, locked: boolean): Promise<void> {
-  await services.db.em().transactional(async (tx) => {
-    const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
-    if (account.locked === locked) return;
-    const r = stepAccount(services, account, { type: locked ? 'account.lock' : 'account.unlock' });
-    if (!r.accepted) throw new RoostError(422, r.rejection.message);
-    account.locked = locked;
-    await tx.flush();
-    if (r.emitted.some((e) => e.type === 'account.unlocked')) await targetUnlocked(services, accountId, tx);
+  return services.db.sql.transaction(async (sql) => {
+    const removed = await sql.query(
+      `delete from mutes where account_id = $1 and target_account_id = $2 and expires_at is not null and expires_at <= $3 returning id`,
+      [accountId, targetId, services.clock.now()],
+    );
+    if (removed.length > 0) return true;
+    const [later] = await sql.query<{ expires_at: Date | string }>(
+      `select expires_at from mutes where account_id = $1 and target_account_id = $2 and expires_at is not null`,
+      [accountId, targetId],
+    );
+    if (later) {
+      await scheduleTimer(
+        sql,
+        { type: 'mute.expire', accountId, targetId },
+        { runAt: new Date(later.expires_at), dedupeKey: `mute.expire:${accountId}:${targetId}`, clock: services.clock },
+      );
+    }
+    return false;
   });
+}
+
+/**
+ * Locks or unlocks an account: a step of its account actor. Unlocking accepts pending follow
+ * requests in the same transaction, except those of silenced or muted requesters (the follow
+ * actors decide). Already in that state: nothing happens (update_credentials repeats `locked`).
+ */
+export async function setAccountLocked(
+  services: Services,
+  accountId: string,
+  locked: boolean,
+  opts: { em?: EntityManager; origin?: Origin } = {},
+): Promise<void> {
+  const origin = opts.origin ?? 'client';
+  const run = async (tx: EntityManager) => {
+    const r = await stepAccount(services, accountId, { type: locked ? 'account.lock' : 'account.unlock' }, { origin, em: tx });
+    if (!r.accepted) {
+      if (r.row && r.row.locked === locked) return;
+      throw new RoostError(422, r.rejection.message);
+    }
+    if (r.emitted.some((e) => e.type === 'account.unlocked')) await targetUnlocked(services, r.row, tx, origin);
+  };
+  await (opts.em ? run(opts.em) : services.db.em().transactional(run));
 }
 
 /** A moderator limits (silences) an account, or lifts it. */
-export async function setAccountSilenced(services: Services, accountId: string, silenced: boolean): Promise<void> {
-  await services.db.em().transactional(async (tx) => {
-    const account = await tx.findOneOrFail(AccountSchema, { id: accountId });
-    if (!!account.silencedAt === silenced) return;
-    const r = stepAccount(services, account, { type: silenced ? 'account.silence' : 'account.unsilence' });
-    if (!r.accepted) throw new RoostError(422, r.rejection.message);
-    account.silencedAt = silenced ? services.clock.now() : null;
-    await tx.flush();
-  });
+export async function setAccountSilenced(services: Services, accountId: string, silenced: boolean, origin: Origin = 'operator'): Promise<void> {
+  const r = await stepAccount(services, accountId, { type: silenced ? 'account.silence' : 'account.unsilence' }, { origin });
+  if (!r.accepted && !(r.row && !!r.row.silencedAt === silenced)) throw new RoostError(422, r.rejection.message);
 }
 
 /** The Relationship facts of a page: a read module (reads/relationships.ts), re-exported for callers here. */
@@ -118,7 +118,13 @@ export { relationshipFacts } from './reads/relationships.ts';
  * `follow.block`, so following ends both ways; a remote target is told with a Block activity.
  * A pair with no follow actor yet has nothing to end (the idle actor refuses the event).
  */
-export async function blockAccount(services: Services, accountId: string, targetId: string, opts: { uri?: string } = {}): Promise<void> {
+export async function blockAccount(
+  services: Services,
+  accountId: string,
+  targetId: string,
+  opts: { uri?: string; origin?: Origin } = {},
+): Promise<void> {
+  const origin = opts.origin ?? (opts.uri ? 'federation' : 'client');
   if (accountId === targetId) throw new RoostError(403, 'This action is not allowed');
   const em = services.db.em();
   const [account, target] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(AccountSchema, { id: targetId })]);
@@ -132,13 +138,18 @@ export async function blockAccount(services: Services, accountId: string, target
       [id, accountId, targetId, opts.uri ?? (account.domain === null ? `${account.uri}#blocks/${id}` : null), services.clock.now()],
     );
     if (inserted.length === 0) return; // already blocked
-    await stepFollow(services, account, target, { type: 'follow.block', by: 'follower' }, { em: tx });
-    await stepFollow(services, target, account, { type: 'follow.block', by: 'target' }, { em: tx });
-    if (account.domain === null && target.domain !== null) await enqueueEffect(sql, { type: 'block.created', blockId: id }, services.clock);
+    await stepFollow(services, account, target, { type: 'follow.block', by: 'follower' }, { em: tx, origin });
+    await stepFollow(services, target, account, { type: 'follow.block', by: 'target' }, { em: tx, origin });
+    await recordEvent(services, sql, {
+      actorKind: 'account',
+      actorId: accountId,
+      origin,
+      event: { type: 'block.created', blockId: id, accountId, targetId },
+    });
   });
 }
 
-export async function unblockAccount(services: Services, accountId: string, targetId: string): Promise<void> {
+export async function unblockAccount(services: Services, accountId: string, targetId: string, origin: Origin = 'client'): Promise<void> {
   const em = services.db.em();
   const [account, target] = await Promise.all([em.findOne(AccountSchema, { id: accountId }), em.findOne(AccountSchema, { id: targetId })]);
   if (!account || !target) throw notFound();
@@ -148,12 +159,13 @@ export async function unblockAccount(services: Services, accountId: string, targ
       `delete from blocks where account_id = $1 and target_account_id = $2 returning id::text, uri`,
       [accountId, targetId],
     );
-    if (removed.length && account.domain === null && target.domain !== null && removed[0].uri) {
-      await enqueueEffect(
-        sql,
-        { type: 'block.removed', accountId, targetId, blockUri: removed[0].uri, blockId: removed[0].id },
-        services.clock,
-      );
+    if (removed.length) {
+      await recordEvent(services, sql, {
+        actorKind: 'account',
+        actorId: accountId,
+        origin,
+        event: { type: 'block.removed', accountId, targetId, blockUri: removed[0]!.uri, blockId: removed[0]!.id },
+      });
     }
   });
 }
@@ -200,7 +212,7 @@ export async function removeFromFollowers(services: Services, viewerId: string, 
   const em = services.db.em();
   const [viewer, follower] = await Promise.all([em.findOne(AccountSchema, { id: viewerId }), em.findOne(AccountSchema, { id: followerId })]);
   if (!viewer || !follower) throw notFound();
-  await stepFollow(services, follower, viewer, { type: 'follow.remove' });
+  await stepFollow(services, follower, viewer, { type: 'follow.remove' }, { origin: 'client' });
 }
 
 const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?(:\d{1,5})?$/;
@@ -216,22 +228,26 @@ export async function blockDomain(services: Services, accountId: string, rawDoma
   if (domain === services.config.domain) throw new RoostError(422, 'Validation failed: Domain cannot be your own server', {
     details: { domain: [{ error: 'ERR_INVALID', description: 'cannot be your own server' }] },
   });
-  await services.db.sql.query(
-    `insert into account_domain_blocks (id, account_id, domain, created_at) values ($1, $2, $3, $4) on conflict do nothing`,
-    [services.ids.next(), accountId, domain, services.clock.now()],
-  );
-  const em = services.db.em();
-  const viewer = await em.findOneOrFail(AccountSchema, { id: accountId });
-  const followers = await services.db.sql.query<{ id: string }>(
-    `select a.id::text from follows f join accounts a on a.id = f.account_id
-      where f.target_account_id = $1 and f.state in ('accepted', 'requested') and lower(a.domain) = $2`,
-    [accountId, domain],
-  );
-  for (const f of followers) {
-    const follower = await em.findOneOrFail(AccountSchema, { id: f.id });
-    await stepFollow(services, follower, viewer, { type: 'follow.remove' });
-    await stepFollow(services, follower, viewer, { type: 'follow.reject' });
-  }
+  // One transaction: the block and the end of every follow from that domain, or nothing.
+  await services.db.em().transactional(async (tx) => {
+    const sql = sqlFromEm(tx);
+    await sql.query(
+      `insert into account_domain_blocks (id, account_id, domain, created_at) values ($1, $2, $3, $4) on conflict do nothing`,
+      [services.ids.next(), accountId, domain, services.clock.now()],
+    );
+    const viewer = await tx.findOneOrFail(AccountSchema, { id: accountId });
+    const followers = await tx.find(AccountSchema, {
+      id: { $in: (await sql.query<{ id: string }>(
+        `select f.account_id::text as id from follows f join accounts a on a.id = f.account_id
+          where f.target_account_id = $1 and f.state in ('accepted', 'requested') and lower(a.domain) = $2`,
+        [accountId, domain],
+      )).map((r) => r.id) },
+    });
+    for (const follower of followers) {
+      const removed = await stepFollow(services, follower, viewer, { type: 'follow.remove' }, { em: tx, origin: 'client' });
+      if (!removed.accepted) await stepFollow(services, follower, viewer, { type: 'follow.reject' }, { em: tx, origin: 'client' });
+    }
+  });
 }
 
 export async function unblockDomain(services: Services, accountId: string, domain: string): Promise<void> {

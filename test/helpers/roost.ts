@@ -94,7 +94,8 @@ export async function startTestRoost(
   }
   return {
     ...roost,
-    config,
+    // The instance's own configuration (its port, domain and public URL); `config` is not changed.
+    config: roost.config,
     dataDir,
     at: (p: string) => `${roost.url}${p}`,
     async close() {

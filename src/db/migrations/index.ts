@@ -6,10 +6,11 @@ import { Migration20261122030000_profiles } from './Migration20261122030000_prof
 import { Migration20261122040000_relationships } from './Migration20261122040000_relationships.ts';
 import { Migration20261122045000_suggestions_moves } from './Migration20261122045000_suggestions_moves.ts';
 import { Migration20261122050000_notes_pins_domain_blocks } from './Migration20261122050000_notes_pins_domain_blocks.ts';
+import { Migration20261123000000_outbox } from './Migration20261123000000_outbox.ts';
 import { Migration20261123010000_sanitize_remote_accounts } from './Migration20261123010000_sanitize_remote_accounts.ts';
 import { Migration20261123060000_account_stats } from './Migration20261123060000_account_stats.ts';
-import { Migration20261123160000_configured_texts } from './Migration20261123160000_configured_texts.ts';
 import { Migration20261123090000_instance_settings } from './Migration20261123090000_instance_settings.ts';
+import { Migration20261123160000_configured_texts } from './Migration20261123160000_configured_texts.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   Migration20261122040000_relationships,
   Migration20261122045000_suggestions_moves,
   Migration20261122050000_notes_pins_domain_blocks,
+  Migration20261123000000_outbox,
   Migration20261123010000_sanitize_remote_accounts,
   Migration20261123060000_account_stats,
   Migration20261123090000_instance_settings,

@@ -18,6 +18,7 @@ const REMOTE_USERNAME = /^[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?$/i;
 /** At most this many attachments are looked at (each may be a link Fedify would fetch). */
 const MAX_ATTACHMENTS_SCANNED = 32;
 const MAX_ALIASES = 32;
+import { insertRemoteAccount, refreshRemoteAccount } from '../../services/accounts.ts';
 
 function str(v: unknown): string {
   return v == null ? '' : String(v);
@@ -80,26 +81,18 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     fetchedAt: now,
     updatedAt: now,
   };
-  const em = services.db.em();
-  const existing = await em.findOne(AccountSchema, { uri });
+  // The writes belong to the accounts service: a new row is born with its account actor's
+  // snapshot, and a change of `locked` is a step of that actor.
+  const existing = await services.db.em().findOne(AccountSchema, { uri });
   if (existing) {
-    em.assign(existing, data);
-    await em.flush();
-    if (await followActorRedirect(services, existing.id, actor.successorId?.href ?? null)) await em.refresh(existing);
-    return existing;
+    const refreshed = await refreshRemoteAccount(services, existing, data);
+    if (await followActorRedirect(services, refreshed.id, actor.successorId?.href ?? null)) return (await services.db.em().findOne(AccountSchema, { id: refreshed.id }))!;
+    return refreshed;
   }
-  const account = em.create(AccountSchema, { id: services.ids.next(), uri, createdAt: now, ...data });
-  try {
-    await em.flush();
-  } catch (e) {
-    if ((e as { code?: string }).code === '23505') {
-      // Another delivery persisted it first.
-      const again = await services.db.em().findOne(AccountSchema, { uri });
-      if (again) return again;
-    }
-    throw e;
+  const account = await insertRemoteAccount(services, { uri, ...data });
+  if (actor.successorId && (await followActorRedirect(services, account.id, actor.successorId.href))) {
+    return (await services.db.em().findOne(AccountSchema, { id: account.id }))!;
   }
-  if (actor.successorId && (await followActorRedirect(services, account.id, actor.successorId.href))) await em.refresh(account);
   return account;
 }
 

@@ -1,5 +1,24 @@
 /** Rows → ActivityPub objects (Fedify vocabulary). */
-import { Endpoints, Image, Person, Service, Group, Application, Organization, PropertyValue, type CryptographicKey, type Multikey } from '@fedify/vocab';
+import {
+  Accept,
+  Block,
+  Endpoints,
+  Follow,
+  Image,
+  Move,
+  Person,
+  PUBLIC_COLLECTION,
+  Reject,
+  Service,
+  Group,
+  Application,
+  Organization,
+  PropertyValue,
+  Undo,
+  Update,
+  type CryptographicKey,
+  type Multikey,
+} from '@fedify/vocab';
 import type { Context } from '@fedify/fedify';
 import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
 import type { Account } from '../../db/entities/index.ts';
@@ -86,4 +105,74 @@ export async function localActor(ctx: Context<unknown>, account: Account, movedT
  */
 export function toInstant(date: Date): Temporal.Instant {
   return TemporalPolyfill.Instant.fromEpochMilliseconds(date.getTime()) as unknown as Temporal.Instant;
+}
+
+// --- Outbound activities: pure builders from rows (effects/dispatch.ts sends them) -----------
+
+/** The two ends of a follow, as the activities name them. */
+export interface FollowEnds {
+  /** follows.id */
+  id: string;
+  /** The Follow activity's id (follows.uri), when it has one. */
+  uri: string | null;
+  /** The follow actor's version: each Accept/Reject/Undo of a new version gets a new id. */
+  version: number;
+  followerUri: string;
+  targetUri: string;
+}
+
+/** The Follow activity a follow row stands for (also embedded in Accept, Reject and Undo). */
+export function toAsFollow(f: FollowEnds): Follow {
+  return new Follow({ id: f.uri ? new URL(f.uri) : null, actor: new URL(f.followerUri), object: new URL(f.targetUri) });
+}
+
+/** The local target accepts the follow. */
+export function toAsAccept(f: FollowEnds): Accept {
+  return new Accept({ id: new URL(`${f.targetUri}#accepts/follows/${f.id}/${f.version}`), actor: new URL(f.targetUri), object: toAsFollow(f) });
+}
+
+/** The local target rejects a request, or removes a follower. */
+export function toAsReject(f: FollowEnds): Reject {
+  return new Reject({ id: new URL(`${f.targetUri}#rejects/follows/${f.id}/${f.version}`), actor: new URL(f.targetUri), object: toAsFollow(f) });
+}
+
+/**
+ * A Follow refused before any follow row exists (the target hides the follower's domain): the
+ * Reject embeds the remote activity by its id; `eventId` (the outbox event) makes its id unique.
+ */
+export function toAsRejectActivity(r: { targetUri: string; followerUri: string; activityUri: string; eventId: string }): Reject {
+  return new Reject({
+    id: new URL(`${r.targetUri}#rejects/${r.eventId}`),
+    actor: new URL(r.targetUri),
+    object: new Follow({ id: new URL(r.activityUri), actor: new URL(r.followerUri), object: new URL(r.targetUri) }),
+  });
+}
+
+/** The local follower unfollows, or withdraws a request. */
+export function toAsUndoFollow(f: FollowEnds): Undo {
+  return new Undo({ id: new URL(`${f.followerUri}#follows/${f.id}/undo/${f.version}`), actor: new URL(f.followerUri), object: toAsFollow(f) });
+}
+
+export function toAsBlock(b: { uri: string; actorUri: string; targetUri: string }): Block {
+  return new Block({ id: new URL(b.uri), actor: new URL(b.actorUri), object: new URL(b.targetUri) });
+}
+
+export function toAsUndoBlock(b: { uri: string; actorUri: string; targetUri: string }): Undo {
+  return new Undo({ id: new URL(`${b.uri}/undo`), actor: new URL(b.actorUri), object: toAsBlock(b) });
+}
+
+/** Update(Person): the actor document to every follower's server. */
+export function toAsUpdateActor(actorUri: string, at: Date, actor: Person | Service | Group | Application | Organization): Update {
+  return new Update({ id: new URL(`${actorUri}#updates/${at.getTime()}`), actor: new URL(actorUri), to: PUBLIC_COLLECTION, object: actor });
+}
+
+/** Move: the account went to `targetUri`; `moveId` is fresh for each (re)sent Move. */
+export function toAsMove(m: { actorUri: string; targetUri: string; moveId: string }): Move {
+  return new Move({
+    id: new URL(`${m.actorUri}#moves/${m.moveId}`),
+    actor: new URL(m.actorUri),
+    object: new URL(m.actorUri),
+    target: new URL(m.targetUri),
+    to: PUBLIC_COLLECTION,
+  });
 }

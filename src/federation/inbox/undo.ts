@@ -17,6 +17,6 @@ export async function onUndo(services: Services, ctx: InboxContext<void>, undo: 
   if (object instanceof Block) {
     if (object.actorId?.href !== by.uri) return; // only the blocker can lift its block
     const target = await localAccountFromUri(services, ctx, object.objectId);
-    if (target) await unblockAccount(services, by.id, target.id);
+    if (target) await unblockAccount(services, by.id, target.id, 'federation');
   }
 }

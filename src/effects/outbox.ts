@@ -1,0 +1,74 @@
+/**
+ * The outbox: domain events written in the transaction that caused them (table `outbox_events`,
+ * migration Migration20261123000000_outbox explains why it is a table of its own), each with one
+ * job of kind EVENT_JOB that hands it to effects/ after commit. Facts, not commands: the writer
+ * does not decide what an event means for the outside world; effects/dispatch.ts does.
+ */
+import type { Sql } from '../db/sql.ts';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../jobs/queue.ts';
+import { JOBS_NOTIFY_CHANNEL } from '../jobs/schema.ts';
+
+/** The job kind that carries an outbox event to effects/. */
+export const EVENT_JOB = 'event';
+
+/** Who caused a step: a client request, a peer server, a timer coming due, the operator (CLI). */
+export type Origin = 'client' | 'federation' | 'timer' | 'operator';
+
+export interface OutboxEvent {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+/** What an event job carries (and what effects/ receives). */
+export interface OutboxRecord {
+  /** outbox_events.id */
+  id: string;
+  actorKind: string;
+  actorId: string;
+  /** The actor version the step produced; null for facts recorded outside an actor. */
+  actorVersion: number | null;
+  origin: Origin;
+  event: OutboxEvent;
+}
+
+export interface OutboxWrite {
+  actorKind: string;
+  actorId: string;
+  actorVersion: number | null;
+  origin: Origin;
+  events: readonly OutboxEvent[];
+  now: Date;
+  /** With a dedupe key, no second job is queued while one with that key waits (the event row is still written). */
+  dedupeKey?: string;
+}
+
+/**
+ * Writes the events and their jobs in one statement, in the caller's transaction (pass the Sql of
+ * the open transaction). Nothing is written for an empty list.
+ */
+export async function writeOutbox(sql: Sql, w: OutboxWrite): Promise<void> {
+  if (w.events.length === 0) return;
+  // Payloads travel as one json array and are taken by element (never ->> on the payload:
+  // PostgreSQL would de-escape it and fail on "\u0000", see jobs/queue.ts enqueueMany).
+  const payloads = `[${w.events.map((e) => JSON.stringify(e)).join(',')}]`;
+  await sql.query(
+    `with input as (
+       select e.payload, e.n::int - 1 as seq from json_array_elements($1::json) with ordinality as e(payload, n)
+     ), ev as (
+       insert into outbox_events (actor_kind, actor_id, actor_version, seq, origin, type, payload, created_at)
+       select $2, $3::bigint, $4::int, seq, $5, payload->>'type', payload, $6::timestamptz from input order by seq
+       returning id, seq, payload
+     ), jobs_in as (
+       insert into jobs (queue, kind, payload, run_at, max_attempts, dedupe_key, created_at, updated_at)
+       select $7, '${EVENT_JOB}',
+              json_build_object('id', id::text, 'actorKind', $2::text, 'actorId', $3::text, 'actorVersion', $4::int,
+                                'origin', $5::text, 'event', payload),
+              $6::timestamptz, $8, $9, $6::timestamptz, $6::timestamptz
+         from ev order by seq
+       on conflict (queue, dedupe_key) where state = 'pending' and dedupe_key is not null do nothing
+       returning id
+     )
+     select (select count(*) from jobs_in) as n, pg_notify('${JOBS_NOTIFY_CHANNEL}', $7)`,
+    [payloads, w.actorKind, w.actorId, w.actorVersion, w.origin, w.now.toISOString(), DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, w.dedupeKey ?? null],
+  );
+}

@@ -1,0 +1,205 @@
+/**
+ * The actor store: the one way a lifecycle's row changes (DESIGN "step, persist, then act").
+ *
+ * `stepActor(services, table, key, event, { origin })`, in one transaction (the caller's, or its
+ * own):
+ *   1. lock the actor's row (`select … for update`; none yet: the insert below races on the
+ *      table's unique key instead);
+ *   2. restore the stored snapshot, migrated when an older machine definition wrote it (a row
+ *      from before its actor is seeded from its columns by the table's `seed`);
+ *   3. step the machine purely (actors/runtime/step.ts);
+ *   4. write with a version check: `update … where id = $ and machine_version = $previous`, or
+ *      `insert … on conflict do nothing`. Zero rows means another transaction got there first:
+ *      read again and re-step (the lock then waits for it), up to three times, then a clean 409;
+ *      never a silent overwrite;
+ *   5. project the state columns from the new snapshot (the store is their only writer) and
+ *      store the snapshot with its definition version;
+ *   6. write every event the machine emitted to the outbox with the actor's kind, id, version
+ *      and the step's origin (src/effects/outbox.ts); effects/ acts on them after commit.
+ *
+ * A lifecycle plugs in with an `ActorTable`: its kind, table, how to find the row of a key, the
+ * machine definition, the columns a snapshot projects, and (when steps may create the row) the
+ * columns of a new row. See FOLLOW_TABLE (services/follows.ts) and ACCOUNT_TABLE
+ * (services/account-actor.ts). Rows are written with plain SQL (one statement each) and handed
+ * back as entities merged into the caller's EntityManager.
+ */
+import type { EntityManager, EntityName } from '@mikro-orm/core';
+import type { AnyStateMachine, EventFromLogic, InputFrom } from 'xstate';
+import type { Services } from '../context.ts';
+import { sqlFromEm, type Sql } from '../db/sql.ts';
+import { RoostError } from '../lib/errors.ts';
+import { step, type PersistedSnapshot, type PersistedSnapshotOf, type Rejection } from '../../actors/runtime/step.ts';
+import { stampSnapshot, upgradeSnapshot, type MachineDefinition, type StoredSnapshot } from '../../actors/runtime/definition.ts';
+import { writeOutbox, type Origin, type OutboxEvent } from '../effects/outbox.ts';
+
+export type { Origin } from '../effects/outbox.ts';
+
+/** A row as the database returns it (snake_case columns). */
+export type RawRow = Record<string, unknown> & { id: unknown; machine: unknown; machine_version: unknown };
+
+export interface ProjectContext<K, X> {
+  services: Services;
+  key: K;
+  now: Date;
+  /** The row before the step (null when the step creates it). */
+  row: RawRow | null;
+  /** The snapshot before the step (undefined when there was none). */
+  previous: PersistedSnapshot<unknown> | undefined;
+  event: { type: string };
+  /** What the caller passed along for this table (a Follow activity's URI, say). */
+  extra: X;
+  /** The id of the row (a new one when the step creates it). */
+  id: string;
+}
+
+export interface ActorTable<M extends AnyStateMachine, K, R extends object, X = undefined> {
+  /** The actor kind written to the outbox (`follow`, `account`, later `poll`, `status` …). */
+  kind: string;
+  table: string;
+  entity: EntityName<R>;
+  definition: MachineDefinition<M>;
+  /** What to read of the row when locking it (default `*`): extra facts the seed needs. */
+  select?: string;
+  /** The WHERE clause (with $1… params) that finds the row of `key`. */
+  locate(key: K): { where: string; params: unknown[] };
+  input(key: K): InputFrom<M>;
+  /** The snapshot a row's columns stand for, for rows written before their actor existed. */
+  seed?(row: RawRow): PersistedSnapshot<unknown>;
+  /** The columns of a new row besides the projected ones. Without it, a missing row is a 404. */
+  insert?(ctx: ProjectContext<K, X>): Record<string, unknown>;
+  /** The state columns of the row, from the snapshot after the step. */
+  project(snapshot: PersistedSnapshotOf<M>, ctx: ProjectContext<K, X>): Record<string, unknown>;
+  /** Column casts for the SQL (e.g. `{ languages: 'text[]' }`); machine is always jsonb. */
+  casts?: Record<string, string>;
+  /** State that lives in another table (e.g. users.disabled), written in the same transaction. */
+  projectElsewhere?(sql: Sql, snapshot: PersistedSnapshotOf<M>, ctx: ProjectContext<K, X>): Promise<void>;
+}
+
+export interface StepActorOptions<X> {
+  origin: Origin;
+  /** Join this transaction instead of opening one. */
+  em?: EntityManager;
+  extra?: X;
+}
+
+export type StepActorResult<M extends AnyStateMachine, R> =
+  | {
+      accepted: true;
+      row: R;
+      snapshot: PersistedSnapshotOf<M>;
+      version: number;
+      previous: PersistedSnapshot<unknown> | undefined;
+      emitted: OutboxEvent[];
+    }
+  | {
+      accepted: false;
+      /** The row as it is (null when there is none). */
+      row: R | null;
+      snapshot: PersistedSnapshotOf<M>;
+      version: number;
+      previous: PersistedSnapshot<unknown> | undefined;
+      rejection: Rejection;
+      emitted: [];
+    };
+
+const MAX_ATTEMPTS = 3;
+
+/** Steps the actor of `key` with `event`, persisting row, snapshot and events in one transaction. */
+export async function stepActor<M extends AnyStateMachine, K, R extends object, X = undefined>(
+  services: Services,
+  table: ActorTable<M, K, R, X>,
+  key: K,
+  event: EventFromLogic<M>,
+  opts: StepActorOptions<X>,
+): Promise<StepActorResult<M, R>> {
+  const run = async (tx: EntityManager): Promise<StepActorResult<M, R>> => {
+    const sql = sqlFromEm(tx);
+    const { where, params } = table.locate(key);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const [row] = await sql.query<RawRow>(`select ${table.select ?? '*'} from ${table.table} where ${where} for update of ${table.table}`, params);
+      if (!row && !table.insert) throw new RoostError(404, 'Record not found');
+      const stored = (row?.machine as StoredSnapshot | null | undefined) ?? (row && table.seed ? table.seed(row) : undefined);
+      const previous = stored ? upgradeSnapshot(table.definition, stored) : undefined;
+      const r = step(table.definition.machine, previous, event, table.input(key));
+      if (!r.accepted) {
+        return {
+          accepted: false,
+          row: row ? tx.map(table.entity, row as never) : null,
+          snapshot: r.snapshot,
+          version: r.version,
+          previous,
+          rejection: r.rejection,
+          emitted: [],
+        };
+      }
+      const now = services.clock.now();
+      const ctx: ProjectContext<K, X> = {
+        services,
+        key,
+        now,
+        row: row ?? null,
+        previous,
+        event,
+        extra: opts.extra as X,
+        id: row ? String(row.id) : services.ids.next(),
+      };
+      const columns: Record<string, unknown> = {
+        ...(row ? {} : table.insert!(ctx)),
+        ...table.project(r.snapshot, ctx),
+        machine: JSON.stringify(stampSnapshot(table.definition, r.snapshot)),
+        machine_version: r.version,
+      };
+      const names = Object.keys(columns);
+      const values = names.map((n) => columns[n]);
+      const cast = (n: string) => (n === 'machine' ? '::jsonb' : table.casts?.[n] ? `::${table.casts[n]}` : '');
+      const written = row
+        ? await sql.query<RawRow>(
+            `update ${table.table} set ${names.map((n, i) => `${n} = $${i + 1}${cast(n)}`).join(', ')}
+              where id = $${names.length + 1} and machine_version = $${names.length + 2} returning *`,
+            [...values, row.id, r.previousVersion],
+          )
+        : await sql.query<RawRow>(
+            `insert into ${table.table} (${names.join(', ')}) values (${names.map((n, i) => `$${i + 1}${cast(n)}`).join(', ')})
+              on conflict do nothing returning *`,
+            values,
+          );
+      if (written.length === 0) continue; // lost the race: read the winner's row and step again
+      await table.projectElsewhere?.(sql, r.snapshot, ctx);
+      await writeOutbox(sql, {
+        actorKind: table.kind,
+        actorId: ctx.id,
+        actorVersion: r.version,
+        origin: opts.origin,
+        events: r.emitted as OutboxEvent[],
+        now,
+      });
+      return {
+        accepted: true,
+        row: tx.map(table.entity, written[0] as never),
+        snapshot: r.snapshot,
+        version: r.version,
+        previous,
+        emitted: r.emitted as OutboxEvent[],
+      };
+    }
+    throw new RoostError(409, 'The record changed meanwhile; try again');
+  };
+  return opts.em ? run(opts.em) : services.db.em().transactional(run);
+}
+
+/** Records a fact that is not a step of an actor (a profile edit, a block) in the outbox. */
+export async function recordEvent(
+  services: Services,
+  sql: Sql,
+  fact: { actorKind: string; actorId: string; origin: Origin; event: OutboxEvent; dedupeKey?: string },
+): Promise<void> {
+  await writeOutbox(sql, {
+    actorKind: fact.actorKind,
+    actorId: fact.actorId,
+    actorVersion: null,
+    origin: fact.origin,
+    events: [fact.event],
+    now: services.clock.now(),
+    dedupeKey: fact.dedupeKey,
+  });
+}

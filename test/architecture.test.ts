@@ -1,0 +1,142 @@
+/**
+ * Guard rails on the dependency direction (DESIGN.md "Dependency direction"), read from the
+ * source's import statements:
+ *
+ *   - a route (src/api) neither imports the database layer's values (src/db: the ORM, plain SQL,
+ *     entity schemas; `import type` of an entity is fine) nor reaches the database through
+ *     `services.db`: routes call services and read modules;
+ *   - a machine (actors/, tests aside) imports xstate and files under actors/ only;
+ *   - a service (src/services) does not import the job queue (src/jobs): it schedules through
+ *     effects/events.ts and writes events through the actor store;
+ *   - effects (src/effects) do not import services: timers come back through services/timers.ts;
+ *   - nothing outside src/http imports uWebSockets.js.
+ *
+ * The checker is also run on small fixtures, so a checker that finds nothing fails too.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it, expect } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * Routes that still reach the database (the read side, issue 6 item 4, moves their SQL into read
+ * modules). A shrinking allow-list: remove a file once it is clean — the test fails when a listed
+ * file no longer needs its entry, so the list cannot go stale — and never add one.
+ */
+const ROUTES_STILL_ON_THE_DATABASE = new Set([
+  'src/api/v1/accounts/collections.ts',
+  'src/api/v1/apps.ts',
+  'src/api/v1/blocks.ts',
+  'src/api/v1/follow_requests.ts',
+  'src/api/v1/suggestions.ts',
+]);
+
+interface SourceFile {
+  /** Path from the repository root, with forward slashes. */
+  file: string;
+  text: string;
+}
+
+interface Import {
+  specifier: string;
+  typeOnly: boolean;
+}
+
+const IMPORT_RE = /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/g;
+const DYNAMIC_RE = /import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function importsOf(text: string): Import[] {
+  const out: Import[] = [];
+  for (const m of text.matchAll(IMPORT_RE)) out.push({ specifier: m[3]!, typeOnly: !!m[2] });
+  for (const m of text.matchAll(DYNAMIC_RE)) out.push({ specifier: m[1]!, typeOnly: false });
+  return out;
+}
+
+/** The repository path an import names (relative ones resolved), or the package name. */
+function target(from: string, specifier: string): string {
+  if (!specifier.startsWith('.')) return specifier;
+  return path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+}
+
+const UWS = /^(@btc-vision\/)?uwebsockets\.js$|^uWebSockets\.js$/i;
+
+export function violations(files: readonly SourceFile[], allowedRoutes: ReadonlySet<string> = new Set()): string[] {
+  const found: string[] = [];
+  for (const { file, text } of files) {
+    const isTest = /\.test\.ts$/.test(file);
+    for (const imp of importsOf(text)) {
+      const to = target(file, imp.specifier);
+      if (UWS.test(imp.specifier) && !file.startsWith('src/http/')) found.push(`${file}: imports uWebSockets.js outside src/http`);
+      if (file.startsWith('src/api/') && !imp.typeOnly && to.startsWith('src/db/') && !allowedRoutes.has(file)) {
+        found.push(`${file}: a route imports the database layer (${imp.specifier})`);
+      }
+      if (file.startsWith('actors/') && !isTest && imp.specifier !== 'xstate' && !(imp.specifier.startsWith('.') && to.startsWith('actors/'))) {
+        found.push(`${file}: a machine imports ${imp.specifier} (only xstate and actors/ files)`);
+      }
+      if (file.startsWith('src/services/') && to.startsWith('src/jobs/')) found.push(`${file}: a service imports the job queue (${imp.specifier})`);
+      if (file.startsWith('src/effects/') && to.startsWith('src/services/')) found.push(`${file}: effects import a service (${imp.specifier})`);
+    }
+    if (file.startsWith('src/api/') && /\bservices\.db\b|\.db\.(em|sql)\b/.test(text) && !allowedRoutes.has(file)) {
+      found.push(`${file}: a route reaches the database through services.db`);
+    }
+  }
+  return found;
+}
+
+function sourceFiles(dir: string): SourceFile[] {
+  const out: SourceFile[] = [];
+  const walk = (abs: string) => {
+    for (const name of readdirSync(abs)) {
+      const p = path.join(abs, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(ts|mts|js|mjs)$/.test(name) && !name.endsWith('.d.ts') && !name.endsWith('.d.mts')) {
+        out.push({ file: path.relative(ROOT, p).split(path.sep).join('/'), text: readFileSync(p, 'utf8') });
+      }
+    }
+  };
+  walk(path.join(ROOT, dir));
+  return out;
+}
+
+describe('architecture', () => {
+  const files = [...sourceFiles('src'), ...sourceFiles('actors'), ...sourceFiles('config')];
+
+  it('finds the source it checks', () => {
+    expect(files.some((f) => f.file === 'src/services/follows.ts')).toBe(true);
+    expect(files.some((f) => f.file === 'actors/follow/follow.machine.ts')).toBe(true);
+    expect(files.some((f) => f.file.startsWith('src/api/'))).toBe(true);
+  });
+
+  it('keeps the dependency direction', () => {
+    expect(violations(files, ROUTES_STILL_ON_THE_DATABASE)).toEqual([]);
+  });
+
+  it('allows only routes that still need it to reach the database', () => {
+    const unneeded = [...ROUTES_STILL_ON_THE_DATABASE].filter((file) => {
+      const source = files.find((f) => f.file === file);
+      return !source || violations([source]).length === 0;
+    });
+    expect(unneeded, 'these routes are clean now: remove them from ROUTES_STILL_ON_THE_DATABASE').toEqual([]);
+  });
+
+  it('catches each kind of bad import', () => {
+    const bad: SourceFile[] = [
+      { file: 'src/api/v1/widgets.ts', text: `import { AccountSchema } from '../../db/entities/index.ts';\n` },
+      { file: 'src/api/v1/gadgets.ts', text: `export const x = (s) => s.services.db.sql.query('select 1');\n` },
+      { file: 'actors/poll/poll.machine.ts', text: `import { setup } from 'xstate';\nimport { Services } from '../../src/context.ts';\n` },
+      { file: 'src/services/polls.ts', text: `import { enqueue } from '../jobs/queue.ts';\n` },
+      { file: 'src/effects/surface.ts', text: `import { expireMute } from '../services/relationships.ts';\n` },
+      { file: 'src/streaming/hub.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
+    ];
+    expect(violations(bad).map((v) => v.split(':')[0])).toEqual(bad.map((f) => f.file));
+    const fine: SourceFile[] = [
+      { file: 'src/api/v1/widgets.ts', text: `import type { Account } from '../../db/entities/index.ts';\nimport { follow } from '../../services/follows.ts';\n` },
+      { file: 'actors/poll/poll.machine.ts', text: `import { setup } from 'xstate';\nimport { step } from '../runtime/step.ts';\n` },
+      { file: 'actors/poll/poll.machine.test.ts', text: `import { describe } from 'vitest';\n` },
+      { file: 'src/http/server.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
+      { file: 'src/services/polls.ts', text: `import { scheduleTimer } from '../effects/events.ts';\n` },
+    ];
+    expect(violations(fine)).toEqual([]);
+  });
+});
