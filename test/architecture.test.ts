@@ -19,18 +19,6 @@ import { describe, it, expect } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
-/**
- * Routes that still reach the database (the read side, issue 6 item 4, moves their SQL into read
- * modules). A shrinking allow-list: remove a file once it is clean — the test fails when a listed
- * file no longer needs its entry, so the list cannot go stale — and never add one.
- */
-const ROUTES_STILL_ON_THE_DATABASE = new Set([
-  'src/api/v1/accounts/collections.ts',
-  'src/api/v1/apps.ts',
-  'src/api/v1/blocks.ts',
-  'src/api/v1/follow_requests.ts',
-  'src/api/v1/suggestions.ts',
-]);
 
 interface SourceFile {
   /** Path from the repository root, with forward slashes. */
@@ -61,14 +49,14 @@ function target(from: string, specifier: string): string {
 
 const UWS = /^(@btc-vision\/)?uwebsockets\.js$|^uWebSockets\.js$/i;
 
-export function violations(files: readonly SourceFile[], allowedRoutes: ReadonlySet<string> = new Set()): string[] {
+export function violations(files: readonly SourceFile[]): string[] {
   const found: string[] = [];
   for (const { file, text } of files) {
     const isTest = /\.test\.ts$/.test(file);
     for (const imp of importsOf(text)) {
       const to = target(file, imp.specifier);
       if (UWS.test(imp.specifier) && !file.startsWith('src/http/')) found.push(`${file}: imports uWebSockets.js outside src/http`);
-      if (file.startsWith('src/api/') && !imp.typeOnly && to.startsWith('src/db/') && !allowedRoutes.has(file)) {
+      if (file.startsWith('src/api/') && !imp.typeOnly && to.startsWith('src/db/')) {
         found.push(`${file}: a route imports the database layer (${imp.specifier})`);
       }
       if (file.startsWith('actors/') && !isTest && imp.specifier !== 'xstate' && !(imp.specifier.startsWith('.') && to.startsWith('actors/'))) {
@@ -77,7 +65,7 @@ export function violations(files: readonly SourceFile[], allowedRoutes: Readonly
       if (file.startsWith('src/services/') && to.startsWith('src/jobs/')) found.push(`${file}: a service imports the job queue (${imp.specifier})`);
       if (file.startsWith('src/effects/') && to.startsWith('src/services/')) found.push(`${file}: effects import a service (${imp.specifier})`);
     }
-    if (file.startsWith('src/api/') && /\bservices\.db\b|\.db\.(em|sql)\b/.test(text) && !allowedRoutes.has(file)) {
+    if (file.startsWith('src/api/') && /\bservices\.db\b|\.db\.(em|sql)\b/.test(text)) {
       found.push(`${file}: a route reaches the database through services.db`);
     }
   }
@@ -109,15 +97,7 @@ describe('architecture', () => {
   });
 
   it('keeps the dependency direction', () => {
-    expect(violations(files, ROUTES_STILL_ON_THE_DATABASE)).toEqual([]);
-  });
-
-  it('allows only routes that still need it to reach the database', () => {
-    const unneeded = [...ROUTES_STILL_ON_THE_DATABASE].filter((file) => {
-      const source = files.find((f) => f.file === file);
-      return !source || violations([source]).length === 0;
-    });
-    expect(unneeded, 'these routes are clean now: remove them from ROUTES_STILL_ON_THE_DATABASE').toEqual([]);
+    expect(violations(files)).toEqual([]);
   });
 
   it('catches each kind of bad import', () => {
