@@ -1,7 +1,7 @@
 /**
  * Many instances per process: Fedify's log records reach the logger of the instance they belong
- * to. Two instances with their own log destinations; an unsigned activity posted to B's inbox
- * makes Fedify (on B) log a warning about the signature, which must appear in B's log and not in
+ * to. Two instances with their own log destinations; an activity with a signature that cannot verify posted to B's
+ * inbox makes Fedify (on B) log a warning about the signature, which must appear in B's log and not in
  * A's, though B started first and A last.
  */
 import { Writable } from 'node:stream';
@@ -40,7 +40,13 @@ describe("Fedify's log records", () => {
       const target = bob.account.uri;
       const res = await fetch(b.at('/inbox'), {
         method: 'POST',
-        headers: { 'content-type': 'application/activity+json' },
+        // A signature that cannot verify: past the inbox guard (which turns away unsigned POSTs
+        // before Fedify sees them), so Fedify itself logs the failed verification.
+        headers: {
+          'content-type': 'application/activity+json',
+          signature: 'keyId="https://elsewhere.test/users/mallory#main-key",algorithm="rsa-sha256",headers="(request-target) host date",signature="AAAA"',
+          date: new Date().toUTCString(),
+        },
         body: JSON.stringify({
           '@context': 'https://www.w3.org/ns/activitystreams',
           id: 'https://elsewhere.test/activities/1',

@@ -68,7 +68,8 @@ describe('an incoming Move after a crash', () => {
 
       // Restart: a Roost on the same database, after the dead worker's lease ran out.
       clock.advance(DEFAULT_LEASE_MS + 1_000);
-      const second = await startTestRoost({ databaseUrl: db.url ?? null }, { pglite: db.pglite, clock });
+      // Same database, same domain (a database keeps its domain); any free port.
+      const second = await startTestRoost({ databaseUrl: db.url ?? null, domain: 'crash.test' }, { pglite: db.pglite, clock, domainFromPort: false });
       try {
         const sql = second.services.db.sql;
         await settled(second);
