@@ -36,6 +36,16 @@ export async function optionalViewer(services: Services, ctx: RequestContext): P
   return viewer;
 }
 
+/**
+ * Mastodon's authorize_if_got_token!: the route is public, but a token that comes along must be
+ * valid (401) and carry one of `scopes` (403). Returns the viewer, or null without a token.
+ */
+export async function authorizeIfGotToken(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<Viewer | null> {
+  const viewer = await optionalViewer(services, ctx);
+  if (viewer && !anyScopeSatisfied(viewer.scopes, scopes)) throw new RoostError(403, 'This action is outside the authorized scopes');
+  return viewer;
+}
+
 /** A token with one of `scopes` (app tokens allowed). */
 export async function requireToken(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<Viewer> {
   const viewer = await optionalViewer(services, ctx);

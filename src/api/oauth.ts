@@ -16,6 +16,7 @@ import {
   requestedScopes,
   signInRefusal,
   OAuthError,
+  oauthError,
 } from '../services/oauth.ts';
 import { revokeToken } from '../services/tokens.ts';
 import { GRANULAR_SCOPES } from '../lib/scopes.ts';
@@ -52,14 +53,30 @@ function htmlHeaders(formTargets: string[] = []): Record<string, string> {
 
 const html = (body: string, status = 200, formTargets: string[] = []) => stringResponse(body, { status, headers: htmlHeaders(formTargets) });
 
-/** (user) basic auth or body credentials, as Doorkeeper accepts both. */
+/** RFC 6749 §2.3.1: the Basic user and password are form-urlencoded; a malformed one names no client. */
+function formDecode(s: string): string | undefined {
+  try {
+    const v = decodeURIComponent(s.replace(/\+/g, ' '));
+    return v.includes('\0') ? undefined : v;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Client credentials from HTTP Basic auth or the body, as Doorkeeper accepts both. A Basic header
+ * that cannot be read (not base64, no colon, bad %-encoding) authenticates nobody: invalid_client.
+ */
 function clientCredentials(ctx: RequestContext): { clientId?: string; clientSecret?: string } {
   const auth = ctx.header('authorization');
-  const m = auth && /^Basic\s+(\S+)$/i.exec(auth);
-  if (m) {
-    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  if (auth && /^Basic(\s|$)/i.test(auth)) {
+    const m = /^Basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i.exec(auth);
+    const decoded = m ? Buffer.from(m[1], 'base64').toString('utf8') : '';
     const i = decoded.indexOf(':');
-    if (i > 0) return { clientId: decodeURIComponent(decoded.slice(0, i)), clientSecret: decodeURIComponent(decoded.slice(i + 1)) };
+    const clientId = i > 0 ? formDecode(decoded.slice(0, i)) : undefined;
+    const clientSecret = i > 0 ? formDecode(decoded.slice(i + 1)) : undefined;
+    if (clientId === undefined || clientSecret === undefined) throw oauthError(401, 'invalid_client');
+    return { clientId, clientSecret };
   }
   return { clientId: paramString(ctx.input.client_id), clientSecret: paramString(ctx.input.client_secret) };
 }

@@ -4,7 +4,7 @@
  * `prev` (newer) pages.
  */
 import type { RequestContext } from '../http/index.ts';
-import { paramInt, paramString } from '../http/index.ts';
+import { paramId, paramInt } from '../http/index.ts';
 
 export interface PageParams {
   maxId: string | null;
@@ -13,13 +13,8 @@ export interface PageParams {
   limit: number;
 }
 
-const ID = /^\d{1,20}$/;
-
 export function pageParams(ctx: RequestContext, defaultLimit = 40, maxLimit = 80): PageParams {
-  const id = (v: unknown) => {
-    const s = paramString(v as never);
-    return s && ID.test(s) ? s : null;
-  };
+  const id = (v: unknown) => paramId(v as never) ?? null;
   return {
     maxId: id(ctx.query.max_id),
     sinceId: id(ctx.query.since_id),

@@ -4,21 +4,24 @@
  * empty). Hiding collections (hide_collections) is not built yet.
  */
 import type { Router } from '../../../http/index.ts';
-import { json } from '../../../http/index.ts';
+import { json, requireId } from '../../../http/index.ts';
 import type { Services } from '../../../context.ts';
-import { optionalViewer } from '../../auth.ts';
+import { authorizeIfGotToken } from '../../auth.ts';
 import { AccountSchema } from '../../../db/entities/index.ts';
 import { serializeAccount } from '../../../serializers/account.ts';
 import { accountView } from '../../../services/account-views.ts';
 import { RoostError } from '../../../lib/errors.ts';
 import { linkHeader, pageParams, pageSql } from '../../pagination.ts';
 
+const READ_ACCOUNTS = ['read', 'read:accounts'];
+
 export function accountCollectionRoutes(router: Router, services: Services): void {
   for (const which of ['followers', 'following'] as const) {
     router.get(`/api/v1/accounts/:id/${which}`, async (ctx) => {
-      if (!/^\d{1,20}$/.test(ctx.params.id)) throw new RoostError(404, 'Record not found');
-      const viewer = await optionalViewer(services, ctx);
-      const account = await services.db.em().findOne(AccountSchema, { id: ctx.params.id });
+      const id = requireId(ctx.params.id);
+      // Public, but a token that comes along needs read:accounts (Mastodon's authorize_if_got_token!).
+      const viewer = await authorizeIfGotToken(services, ctx, READ_ACCOUNTS);
+      const account = await services.db.em().findOne(AccountSchema, { id });
       if (!account || account.suspendedAt) throw new RoostError(404, 'Record not found');
       // As Mastodon: an account's lists are not shown to someone it blocks.
       if (viewer?.account && viewer.account.id !== account.id) {
@@ -43,9 +46,14 @@ export function accountCollectionRoutes(router: Router, services: Services): voi
     });
   }
   router.get('/api/v1/accounts/:id/statuses', async (ctx) => {
-    const account = /^\d{1,20}$/.test(ctx.params.id) ? await services.db.em().findOne(AccountSchema, { id: ctx.params.id }) : null;
+    const id = requireId(ctx.params.id);
+    await authorizeIfGotToken(services, ctx, ['read', 'read:statuses']);
+    const account = await services.db.em().findOne(AccountSchema, { id });
     if (!account || account.suspendedAt) throw new RoostError(404, 'Record not found');
     return json([]);
   });
-  router.get('/api/v1/accounts/:id/identity_proofs', () => json([]));
+  router.get('/api/v1/accounts/:id/identity_proofs', (ctx) => {
+    requireId(ctx.params.id);
+    return json([]);
+  });
 }
