@@ -73,6 +73,8 @@ export async function stepFollow(
   event: FollowEvent,
   opts: { uri?: string; em?: EntityManager } = {},
 ): Promise<StepFollowResult> {
+  // An account has no follow actor with itself (the machine refuses to start one): nothing to step.
+  if (follower.id === target.id) return { follow: null as never, accepted: false, emitted: [] };
   const run = async (tx: EntityManager): Promise<StepFollowResult> => {
     const sql = sqlFromEm(tx);
     const now = services.clock.now();
@@ -121,7 +123,17 @@ export async function stepFollow(
     }
     return { follow: row, accepted: true, emitted: r.emitted.map((e) => e.type) };
   };
-  return opts.em ? run(opts.em) : services.db.em().transactional(run);
+  if (opts.em) return run(opts.em);
+  try {
+    return await services.db.em().transactional(run);
+  } catch (e) {
+    // The pair's first step has no row to lock: two concurrent first follows (PostgreSQL) may
+    // both insert, and the loser meets the unique (account_id, target_account_id) index. Its
+    // transaction rolled back; step again once: the row exists now, so this time the lock holds
+    // and the event meets the settled state (a repeated request is then a no-op).
+    if ((e as { code?: unknown }).code !== '23505' || !String((e as Error).message).includes('follows_account_id_target_account_id')) throw e;
+    return services.db.em().transactional(run);
+  }
 }
 
 async function loadPair(services: Services, followerId: string, targetId: string): Promise<[Account, Account]> {

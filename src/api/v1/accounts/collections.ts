@@ -52,8 +52,9 @@ export function accountCollectionRoutes(router: Router, services: Services): voi
     if (!account || account.suspendedAt) throw new RoostError(404, 'Record not found');
     return json([]);
   });
-  router.get('/api/v1/accounts/:id/identity_proofs', (ctx) => {
-    requireId(ctx.params.id);
+  router.get('/api/v1/accounts/:id/identity_proofs', async (ctx) => {
+    const account = await services.db.em().findOne(AccountSchema, { id: requireId(ctx.params.id) });
+    if (!account || account.suspendedAt) throw new RoostError(404, 'Record not found');
     return json([]);
   });
 }
