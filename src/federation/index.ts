@@ -69,14 +69,28 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     );
   }
 
+  /**
+   * A local account as the world may see it: a pending sign-up (not yet approved, or its e-mail
+   * not confirmed) has no actor, WebFinger or collections yet — 404, as Mastodon answers.
+   */
+  async function visibleLocalAccount(username: string) {
+    const account = await findLocalAccount(services.db.em(), username);
+    if (!account) return null;
+    const [user] = await services.db.sql.query<{ pending: boolean }>(
+      `select not approved or confirmed_at is null as pending from users where account_id = $1`,
+      [account.id],
+    );
+    return user?.pending ? null : account;
+  }
+
   federation
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
       return localActor(ctx, account, await movedToUri(services, account));
     })
     .mapHandle(async (_ctx, username) => {
-      const account = await findLocalAccount(services.db.em(), username);
+      const account = await visibleLocalAccount(username);
       return account && !account.suspendedAt ? account.username : null;
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
@@ -93,7 +107,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
 
   federation
     .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       // Over HTTP (a RequestContext) the items stay private; the count is public. Asked from
       // inside, by sendActivity(…, 'followers', …), it answers the remote accepted followers'
@@ -102,29 +116,29 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       return { items: await remoteFollowerRecipients(services, account.id) };
     })
     .setCounter(async (_ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       return services.db.em().count(FollowSchema, { targetAccountId: account.id, state: 'accepted' });
     });
   federation
     .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       return account ? { items: [] } : null;
     })
     .setCounter(async (_ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       return services.db.em().count(FollowSchema, { accountId: account.id, state: 'accepted' });
     });
   federation.setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
-    const account = await findLocalAccount(services.db.em(), identifier);
+    const account = await visibleLocalAccount(identifier);
     return account ? { items: [] } : null;
   });
   // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
   // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
   // them on every profile refresh (Mastodon does) get an answer instead of a 404.
   const noneYet = async (identifier: string) => {
-    const account = await findLocalAccount(services.db.em(), identifier);
+    const account = await visibleLocalAccount(identifier);
     return account && !account.suspendedAt ? 0 : null;
   };
   federation

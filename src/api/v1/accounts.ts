@@ -72,7 +72,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
   });
 
   router.get('/api/v1/accounts/verify_credentials', async (ctx) => {
-    const viewer = await requireUser(services, ctx, [...READ_ACCOUNTS, 'profile']);
+    const viewer = await requireUser(services, ctx, [...READ_ACCOUNTS, 'profile'], { allowUnconfirmed: true });
     return json(await credentialAccountJson(services, viewer));
   });
 
