@@ -202,10 +202,12 @@ function authCases(route: RouteSpec, fx: Fixture): Case[] {
   add('access_token NUL', {}, checksToken ? is4xx : undefined, 'access_token=%00');
   add('Basic: not base64', { authorization: 'Basic %%%' }, needsToken ? is4xx : undefined);
   add('Basic: bad percent-encoding', { authorization: `Basic ${b64('%zz:%E0%A4')}` }, needsToken ? is4xx : undefined);
-  add('Basic: no colon', { authorization: `Basic ${b64('nocolon')}` }, needsToken ? is4xx : undefined);
-  add('Basic: NUL', { authorization: `Basic ${b64('a\u0000:b\u0000')}` }, needsToken ? is4xx : undefined);
-  add('Basic: empty', { authorization: 'Basic' }, needsToken ? is4xx : undefined);
-  add('Basic: huge', { authorization: `Basic ${b64(`${'a'.repeat(3000)}:b`)}` }, needsToken ? is4xx : undefined);
+  if (route.auth === 'client') {
+    add('Basic: no colon', { authorization: `Basic ${b64('nocolon')}` }, is4xx);
+    add('Basic: NUL', { authorization: `Basic ${b64('a\u0000:b\u0000')}` }, is4xx);
+    add('Basic: empty', { authorization: 'Basic' }, is4xx);
+    add('Basic: huge', { authorization: `Basic ${b64(`${'a'.repeat(3000)}:b`)}` }, is4xx);
+  }
   if (route.auth === 'user' || route.auth === 'public+scope') {
     const scopes = route.scopes ?? [];
     for (const [scope, token] of Object.entries(fx.scoped)) {
@@ -345,6 +347,15 @@ async function tableChecksum(roost: TestRoost): Promise<Map<string, string>> {
   return new Map(rows.map((r) => [r.t, r.sum]));
 }
 
+/**
+ * The next transaction id PostgreSQL will assign. Only a transaction that writes takes an id, so
+ * while this stays put nothing was written anywhere: the checksum is needed only when it moves.
+ */
+async function nextXid(roost: TestRoost): Promise<string> {
+  const [row] = await roost.services.db.sql.query<{ x: string }>(`select pg_snapshot_xmax(pg_current_snapshot())::text as x`);
+  return row.x;
+}
+
 function changedTables(a: Map<string, string>, b: Map<string, string>): string[] {
   const out: string[] = [];
   for (const [t, v] of b) if (a.get(t) !== v) out.push(t);
@@ -383,6 +394,7 @@ async function jobsIdle(roost: TestRoost): Promise<void> {
 
 async function runSweep(roost: TestRoost, fx: Fixture): Promise<SweepReport> {
   const report: SweepReport = { routes: 0, cases: 0, serverErrors: [], strayWrites: [], violations: [], badShapes: [], sendMs: 0, checkMs: 0, slowest: [] };
+  let beforeXid = await nextXid(roost);
   let before = await tableChecksum(roost);
   // SWEEP_ONLY=<substring> sweeps only the matching routes (while fixing one; the count then fails).
   const only = process.env.SWEEP_ONLY;
@@ -418,13 +430,19 @@ async function runSweep(roost: TestRoost, fx: Fixture): Promise<SweepReport> {
       report.slowest.push([performance.now() - t1, name]);
       const t2 = performance.now();
       if (r.status >= 400) {
-        const after = await tableChecksum(roost);
-        const changed = changedTables(before, after);
-        if (changed.length) report.strayWrites.push(`${name} → ${r.status} changed ${changed.join(', ')}`);
-        before = after;
+        const xid = await nextXid(roost);
+        if (xid !== beforeXid) {
+          // Something wrote (perhaps only a queue or cache table): which tables changed?
+          beforeXid = xid;
+          const after = await tableChecksum(roost);
+          const changed = changedTables(before, after);
+          if (changed.length) report.strayWrites.push(`${name} → ${r.status} changed ${changed.join(', ')}`);
+          before = after;
+        }
       } else {
         // A request that succeeded may write, and may leave jobs that write: let the due ones finish.
         await jobsIdle(roost);
+        beforeXid = await nextXid(roost);
         before = await tableChecksum(roost);
       }
       report.checkMs += performance.now() - t2;
