@@ -70,14 +70,17 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   }
 
   /**
-   * A local account as the world may see it: a pending sign-up (not yet approved, or its e-mail
-   * not confirmed) has no actor, WebFinger or collections yet — 404, as Mastodon answers.
+   * A local account as the world may see it: a pending sign-up has no actor, WebFinger or
+   * collections yet — 404, as Mastodon answers. Pending: not yet approved, or signed up through
+   * the API (POST /api/v1/accounts) with its e-mail address not confirmed yet. Accounts an operator
+   * created (`roost accounts create`, with or without --confirmed) are not sign-ups.
    */
   async function visibleLocalAccount(username: string) {
     const account = await findLocalAccount(services.db.em(), username);
     if (!account) return null;
     const [user] = await services.db.sql.query<{ pending: boolean }>(
-      `select not approved or confirmed_at is null as pending from users where account_id = $1`,
+      `select not approved or (confirmed_at is null and created_by_application_id is not null) as pending
+         from users where account_id = $1`,
       [account.id],
     );
     return user?.pending ? null : account;

@@ -111,9 +111,19 @@ describe('pending sign-ups over federation', () => {
   const webfinger = (username: string) => fetch(roost.at(`/.well-known/webfinger?resource=acct:${username}@${roost.config.domain}`));
   const actor = (username: string) => fetch(roost.at(`/users/${username}`), { headers: { accept: 'application/activity+json' } });
 
-  it('have no WebFinger or actor until approved and confirmed', async () => {
+  it('have no WebFinger or actor until approved, or until an API sign-up is confirmed', async () => {
     await createTestUser(roost, 'pat', { approved: false });
-    await createTestUser(roost, 'cid', { confirmed: false });
+    // cid signs up through the API (open registrations: approved, e-mail not confirmed).
+    const app = await apiRequest(roost, '/api/v1/apps', { body: { client_name: 'signup', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read write' } });
+    const grant = await apiRequest(roost, '/oauth/token', { body: { grant_type: 'client_credentials', client_id: app.body.client_id, client_secret: app.body.client_secret, scope: 'write' } });
+    const signUp = await apiRequest(roost, '/api/v1/accounts', {
+      token: grant.body.access_token,
+      body: { username: 'cid', email: 'cid@example.test', password: 'long enough pw', agreement: true, locale: 'en' },
+    });
+    expect(signUp.status).toBe(200);
+    // An account the operator created unconfirmed is no sign-up: it federates.
+    await createTestUser(roost, 'opal', { confirmed: false });
+    expect((await webfinger('opal')).status).toBe(200);
     for (const name of ['pat', 'cid']) {
       expect((await webfinger(name)).status, name).toBe(404);
       expect((await actor(name)).status, name).toBe(404);
