@@ -51,6 +51,8 @@ export interface RouteSpec {
   in?: 'query' | 'body';
   /** Answers HTML rather than JSON errors (the OAuth pages). */
   html?: boolean;
+  /** A user whose e-mail address is unconfirmed may use it (verify_credentials); elsewhere 403. */
+  allowsUnconfirmed?: boolean;
   /** Answers 2xx for an id of no row (Mastodon dismisses an unknown suggestion silently). */
   unknownIdOk?: boolean;
   /** Served by the same handler as this method on the same path (PUT/PATCH): its params are swept there. */
@@ -129,7 +131,7 @@ export const ROUTES: RouteSpec[] = [
     params: { username: 'string', email: 'string', password: 'string', agreement: 'bool', locale: 'string', reason: 'text', date_of_birth: 'string' },
   },
   { method: 'GET', path: '/api/v1/accounts', auth: 'public+scope', scopes: READ_ACCOUNTS, params: { id: 'ids' } },
-  { method: 'GET', path: '/api/v1/accounts/verify_credentials', auth: 'user', scopes: [...READ_ACCOUNTS, 'profile'] },
+  { method: 'GET', path: '/api/v1/accounts/verify_credentials', auth: 'user', scopes: [...READ_ACCOUNTS, 'profile'], allowsUnconfirmed: true },
   ...(['PATCH', 'PUT'] as const).map(
     (method): RouteSpec => ({
       method,

@@ -36,6 +36,8 @@ interface Fixture {
   alice: TestUser;
   bob: TestUser;
   carol: TestUser;
+  /** A full token of a user whose e-mail address is unconfirmed. */
+  unconfirmedToken: string;
   /** Tokens of alice with one top-level scope each. */
   scoped: Record<string, string>;
   appToken: string;
@@ -215,6 +217,7 @@ function authCases(route: RouteSpec, fx: Fixture): Case[] {
     }
   }
   if (route.auth === 'user') add('app token on a user route', { authorization: `Bearer ${fx.appToken}` }, isOneOf(403, 422));
+  if (route.auth === 'user' && !route.allowsUnconfirmed) add('unconfirmed user', { authorization: `Bearer ${fx.unconfirmedToken}` }, isOneOf(403));
   if (route.auth === 'app') add('user token on an app route', { authorization: `Bearer ${fx.alice.token}` }, isOneOf(403));
   return cases;
 }
@@ -455,6 +458,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const alice = await createTestUser(roost, 'alice', { scopes: ['read', 'write', 'follow', 'push'] });
   const bob = await createTestUser(roost, 'bob');
   const carol = await createTestUser(roost, 'carol');
+  const una = await createTestUser(roost, 'una', { confirmed: false });
   // alice is locked and carol asked to follow her: a follow request to authorize or reject.
   expect((await alice.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { locked: true } })).status).toBe(200);
   expect((await carol.api(`/api/v1/accounts/${alice.account.id}/follow`, { method: 'POST' })).status).toBe(200);
@@ -468,9 +472,9 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
     body: { grant_type: 'client_credentials', client_id: app.body.client_id, client_secret: app.body.client_secret, scope: 'read write' },
   });
   expect(grant.status).toBe(200);
-  const fx: Fixture = { alice, bob, carol, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { alice, bob, carol, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
-  for (const token of [alice.token, bob.token, carol.token, ...Object.values(scoped), fx.appToken]) {
+  for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
   }
   await settled(roost);
