@@ -13,6 +13,7 @@ import { issueAccessToken } from '../../src/services/tokens.ts';
 import { runCommand } from '../../src/control/commands.ts';
 import { loadOrCreateSecrets, secretsPath } from '../../config/secrets.ts';
 import { lockDataDir } from '../../src/control/lock.ts';
+import { embeddedClusterDir, openDatabase } from '../../src/db/orm.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -213,4 +214,24 @@ describe('the data directory', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('keeps the embedded cluster (its WAL holds private keys) owner-only, an old 0755 one too', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'roost-perm-'));
+    try {
+      const dataDir = path.join(root, 'data');
+      mkdirSync(embeddedClusterDir(dataDir), { recursive: true, mode: 0o755 });
+      chmodSync(dataDir, 0o755);
+      chmodSync(embeddedClusterDir(dataDir), 0o755);
+      const db = await openDatabase({ dataDir });
+      try {
+        expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+        expect(statSync(embeddedClusterDir(dataDir)).mode & 0o777).toBe(0o700);
+        expect(statSync(path.join(embeddedClusterDir(dataDir), 'pg_wal')).isDirectory()).toBe(true);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
