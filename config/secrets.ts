@@ -4,7 +4,7 @@
  * browser out and break every push subscription, so they are created once and read ever after.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, renameSync, existsSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync, renameSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import webpush from 'web-push';
 import { ConfigError } from './index.ts';
@@ -19,9 +19,25 @@ export function secretsPath(dataDir: string): string {
   return path.join(dataDir, 'secrets.json');
 }
 
+/**
+ * Creates `dir` readable by its owner only (0700), or tightens an existing one: the embedded
+ * database's files (its write-ahead log holds the accounts' private keys), the secrets and the
+ * control socket live in it. A shared sticky directory (/tmp) named as the data directory is left
+ * as it is, as is one owned by another user.
+ */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = statSync(dir);
+  const ours = typeof process.getuid !== 'function' || st.uid === process.getuid();
+  if ((st.mode & 0o077) !== 0 && (st.mode & 0o1000) === 0 && ours) chmodSync(dir, st.mode & 0o7700);
+}
+
 export function loadOrCreateSecrets(dataDir: string): RoostSecrets {
+  ensurePrivateDir(dataDir);
   const file = secretsPath(dataDir);
   if (existsSync(file)) {
+    // Written 0600; tighten a copy that was restored with looser permissions.
+    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
     let parsed: Partial<RoostSecrets>;
     try {
       parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -35,7 +51,6 @@ export function loadOrCreateSecrets(dataDir: string): RoostSecrets {
     }
     return parsed as RoostSecrets;
   }
-  mkdirSync(dataDir, { recursive: true });
   const vapid = webpush.generateVAPIDKeys();
   const secrets: RoostSecrets = {
     secretKeyBase: randomBytes(64).toString('hex'),

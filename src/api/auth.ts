@@ -36,6 +36,16 @@ export async function optionalViewer(services: Services, ctx: RequestContext): P
   return viewer;
 }
 
+/**
+ * Mastodon's authorize_if_got_token!: the route is public, but a token that comes along must be
+ * valid (401) and carry one of `scopes` (403). Returns the viewer, or null without a token.
+ */
+export async function authorizeIfGotToken(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<Viewer | null> {
+  const viewer = await optionalViewer(services, ctx);
+  if (viewer && !anyScopeSatisfied(viewer.scopes, scopes)) throw new RoostError(403, 'This action is outside the authorized scopes');
+  return viewer;
+}
+
 /** A token with one of `scopes` (app tokens allowed). */
 export async function requireToken(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<Viewer> {
   const viewer = await optionalViewer(services, ctx);
@@ -44,10 +54,25 @@ export async function requireToken(services: Services, ctx: RequestContext, scop
   return viewer;
 }
 
-/** A user's token with one of `scopes`. */
-export async function requireUser(services: Services, ctx: RequestContext, scopes: readonly string[]): Promise<UserViewer> {
+/**
+ * A user's token with one of `scopes`, and a user who may use the API: as Mastodon's require_user!,
+ * an unconfirmed e-mail address is a 403 "Your login is missing a confirmed e-mail address", then a
+ * pending sign-up a 403 "Your login is currently pending approval" (a disabled login's tokens are
+ * already invalid: 401).
+ *
+ * `allowUnconfirmed` lets an unconfirmed user through (verify_credentials only): Roost sends no
+ * e-mail yet, so an app that just signed a user up must still be able to show who is signed in
+ * and that the account waits (`roost accounts modify USER --confirm` confirms it).
+ */
+export async function requireUser(
+  services: Services,
+  ctx: RequestContext,
+  scopes: readonly string[],
+  opts: { allowUnconfirmed?: boolean } = {},
+): Promise<UserViewer> {
   const viewer = await requireToken(services, ctx, scopes);
   if (!viewer.user || !viewer.account) throw new RoostError(422, 'This method requires an authenticated user');
+  if (!viewer.user.confirmedAt && !opts.allowUnconfirmed) throw new RoostError(403, 'Your login is missing a confirmed e-mail address');
   if (!viewer.user.approved) throw new RoostError(403, 'Your login is currently pending approval');
   return viewer as UserViewer;
 }

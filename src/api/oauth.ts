@@ -2,7 +2,7 @@
  * /oauth/authorize (sign-in and consent page), /oauth/token, /oauth/revoke and the RFC 8414
  * metadata at /.well-known/oauth-authorization-server.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestContext, Router } from '../http/index.ts';
 import { json, paramString, stringResponse } from '../http/index.ts';
 import type { Services } from '../context.ts';
@@ -16,6 +16,7 @@ import {
   requestedScopes,
   signInRefusal,
   OAuthError,
+  oauthError,
 } from '../services/oauth.ts';
 import { revokeToken } from '../services/tokens.ts';
 import { GRANULAR_SCOPES } from '../lib/scopes.ts';
@@ -50,16 +51,33 @@ function htmlHeaders(formTargets: string[] = []): Record<string, string> {
   };
 }
 
-const html = (body: string, status = 200, formTargets: string[] = []) => stringResponse(body, { status, headers: htmlHeaders(formTargets) });
+const html = (body: string, status = 200, formTargets: string[] = [], extra: Record<string, string> = {}) =>
+  stringResponse(body, { status, headers: { ...htmlHeaders(formTargets), ...extra } });
 
-/** (user) basic auth or body credentials, as Doorkeeper accepts both. */
+/** RFC 6749 §2.3.1: the Basic user and password are form-urlencoded; a malformed one names no client. */
+function formDecode(s: string): string | undefined {
+  try {
+    const v = decodeURIComponent(s.replace(/\+/g, ' '));
+    return v.includes('\0') ? undefined : v;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Client credentials from HTTP Basic auth or the body, as Doorkeeper accepts both. A Basic header
+ * that cannot be read (not base64, no colon, bad %-encoding) authenticates nobody: invalid_client.
+ */
 function clientCredentials(ctx: RequestContext): { clientId?: string; clientSecret?: string } {
   const auth = ctx.header('authorization');
-  const m = auth && /^Basic\s+(\S+)$/i.exec(auth);
-  if (m) {
-    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  if (auth && /^Basic(\s|$)/i.test(auth)) {
+    const m = /^Basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i.exec(auth);
+    const decoded = m ? Buffer.from(m[1], 'base64').toString('utf8') : '';
     const i = decoded.indexOf(':');
-    if (i > 0) return { clientId: decodeURIComponent(decoded.slice(0, i)), clientSecret: decodeURIComponent(decoded.slice(i + 1)) };
+    const clientId = i > 0 ? formDecode(decoded.slice(0, i)) : undefined;
+    const clientSecret = i > 0 ? formDecode(decoded.slice(i + 1)) : undefined;
+    if (clientId === undefined || clientSecret === undefined) throw oauthError(401, 'invalid_client');
+    return { clientId, clientSecret };
   }
   return { clientId: paramString(ctx.input.client_id), clientSecret: paramString(ctx.input.client_secret) };
 }
@@ -103,9 +121,35 @@ async function checkAuthorizeRequest(services: Services, input: Record<string, u
   return { app, params, scopes };
 }
 
-function csrfToken(services: Services, params: Record<string, string>): string {
+/**
+ * The consent form's anti-forgery token is bound to a browser session: a random id in an HttpOnly,
+ * SameSite=Lax cookie set with the form (a cross-site POST does not carry it), and to the
+ * authorization parameters (the same token with a wider scope is a forgery).
+ */
+const SESSION_COOKIE = 'roost_oauth_session';
+const SESSION_RE = /^[A-Za-z0-9_-]{43}$/;
+
+function sessionId(ctx: RequestContext): string | null {
+  const header = ctx.header('cookie');
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const v = part.slice(eq + 1).trim();
+      return SESSION_RE.test(v) ? v : null;
+    }
+  }
+  return null;
+}
+
+function sessionCookie(services: Services, id: string): string {
+  const secure = services.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${id}; Path=/oauth; HttpOnly; SameSite=Lax${secure}`;
+}
+
+function csrfToken(services: Services, session: string, params: Record<string, string>): string {
   const canonical = AUTH_PARAMS.map((k) => `${k}=${params[k] ?? ''}`).join('&');
-  return createHmac('sha256', services.secrets.secretKeyBase).update(`oauth-authorize\n${canonical}`).digest('base64url');
+  return createHmac('sha256', services.secrets.secretKeyBase).update(`oauth-authorize\n${session}\n${canonical}`).digest('base64url');
 }
 
 /**
@@ -128,11 +172,14 @@ export function oauthRoutes(router: Router, services: Services): void {
   router.get('/oauth/authorize', async (ctx) => {
     const req = await checkAuthorizeRequest(services, ctx.query);
     if (req instanceof Response) return req;
-    const hidden = { ...req.params, authenticity_token: csrfToken(services, req.params) };
+    const existing = sessionId(ctx);
+    const session = existing ?? randomBytes(32).toString('base64url');
+    const hidden = { ...req.params, authenticity_token: csrfToken(services, session, req.params) };
     return html(
       authorizePage({ appName: req.app.name, appWebsite: req.app.website ?? null, instanceTitle: services.config.instance.title, scopes: req.scopes, hidden }),
       200,
       formTargetsFor(req.params.redirect_uri),
+      existing ? {} : { 'set-cookie': sessionCookie(services, session) },
     );
   });
 
@@ -140,8 +187,9 @@ export function oauthRoutes(router: Router, services: Services): void {
     const req = await checkAuthorizeRequest(services, ctx.body);
     if (req instanceof Response) return req;
     const token = paramString(ctx.body.authenticity_token) ?? '';
-    const expected = csrfToken(services, req.params);
-    if (token.length !== expected.length || !timingSafeEqual(Buffer.from(token), Buffer.from(expected))) {
+    const session = sessionId(ctx);
+    const expected = session ? csrfToken(services, session, req.params) : '';
+    if (!session || token.length !== expected.length || !timingSafeEqual(Buffer.from(token), Buffer.from(expected))) {
       return html(errorPage('The form has expired or did not come from this server. Go back and try again.'), 422);
     }
     const { redirect_uri: redirectUri, state } = req.params;

@@ -4,19 +4,14 @@
  * `prev` (newer) pages.
  */
 import type { RequestContext } from '../http/index.ts';
-import { paramInt, paramString } from '../http/index.ts';
+import { paramId, paramInt } from '../http/index.ts';
 
 export type { PageParams } from '../services/reads/page.ts';
 export { pageSql } from '../services/reads/page.ts';
 import type { PageParams } from '../services/reads/page.ts';
 
-const ID = /^\d{1,20}$/;
-
 export function pageParams(ctx: RequestContext, defaultLimit = 40, maxLimit = 80): PageParams {
-  const id = (v: unknown) => {
-    const s = paramString(v as never);
-    return s && ID.test(s) ? s : null;
-  };
+  const id = (v: unknown) => paramId(v as never) ?? null;
   return {
     maxId: id(ctx.query.max_id),
     sinceId: id(ctx.query.since_id),

@@ -2,7 +2,8 @@
  * The embedded database (PGlite) belongs to one process. Whoever opens the data directory takes
  * this lock first: an exclusive pid file, reclaimed when the process that wrote it is gone.
  */
-import { openSync, writeSync, closeSync, readFileSync, unlinkSync, mkdirSync } from 'node:fs';
+import { openSync, writeSync, closeSync, readFileSync, unlinkSync } from 'node:fs';
+import { ensurePrivateDir } from '../../config/secrets.ts';
 import path from 'node:path';
 
 export class DataDirLockedError extends Error {
@@ -28,7 +29,7 @@ export interface DataDirLock {
 }
 
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const file = path.join(dataDir, 'roost.pid');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

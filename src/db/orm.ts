@@ -2,7 +2,7 @@
  * Opens the database: MikroORM on a PostgreSQL server when a URL is configured, on PGlite (the
  * embedded PostgreSQL in WASM) in the data directory otherwise. Same SQL dialect either way.
  */
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateDir } from '../../config/secrets.ts';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PGlite } from '@electric-sql/pglite';
@@ -76,7 +76,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     if (!pglite) {
       if (!opts.dataDir) throw new Error('openDatabase: a databaseUrl or a dataDir is required');
       const dir = embeddedClusterDir(opts.dataDir);
-      mkdirSync(dir, { recursive: true });
+      // Owner only: the cluster's write-ahead log holds private keys (ensurePrivateDir tightens an old 0755 one).
+      ensurePrivateDir(opts.dataDir);
+      ensurePrivateDir(dir);
       try {
         pglite = await PGlite.create({ dataDir: dir });
       } catch (e) {

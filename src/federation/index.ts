@@ -189,14 +189,31 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     );
   }
 
+  /**
+   * A local account as the world may see it: a pending sign-up has no actor, WebFinger or
+   * collections yet — 404, as Mastodon answers. Pending: not yet approved, or signed up through
+   * the API (POST /api/v1/accounts) with its e-mail address not confirmed yet. Accounts an operator
+   * created (`roost accounts create`, with or without --confirmed) are not sign-ups.
+   */
+  async function visibleLocalAccount(username: string) {
+    const account = await findLocalAccount(services.db.em(), username);
+    if (!account) return null;
+    const [user] = await services.db.sql.query<{ pending: boolean }>(
+      `select not approved or (confirmed_at is null and created_by_application_id is not null) as pending
+         from users where account_id = $1`,
+      [account.id],
+    );
+    return user?.pending ? null : account;
+  }
+
   federation
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
       return localActorDocument(services, ctx, account);
     })
     .mapHandle(async (_ctx, username) => {
-      const account = await findLocalAccount(services.db.em(), username);
+      const account = await visibleLocalAccount(username);
       return account && !account.suspendedAt ? account.username : null;
     })
     // WebFinger on a profile URL (https://host/@user, what people paste into a search box), as
@@ -225,7 +242,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // reaches every follower's server (shared inboxes once).
   federation
     .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier, cursor) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       if (cursor !== null) {
         const page = await collectionPage(services, account.id, 'followers', cursor);
@@ -238,7 +255,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.followers ?? null);
   federation
     .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier, cursor) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       return cursor === null ? { items: [] } : collectionPage(services, account.id, 'following', cursor);
     })
@@ -246,7 +263,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.following ?? null);
   federation
     .setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
-      const account = await findLocalAccount(services.db.em(), identifier);
+      const account = await visibleLocalAccount(identifier);
       return account ? { items: [] } : null;
     })
     // The account's post count (Mastodon's outbox totalItems is its statuses_count).
@@ -255,7 +272,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
   // them on every profile refresh (Mastodon does) get an answer instead of a 404.
   const noneYet = async (identifier: string) => {
-    const account = await findLocalAccount(services.db.em(), identifier);
+    const account = await visibleLocalAccount(identifier);
     return account && !account.suspendedAt ? 0 : null;
   };
   federation

@@ -15,6 +15,10 @@
 //
 // Values from forms and query strings are strings; JSON keeps its types. Services coerce with
 // paramBool / paramInt / paramString / paramArray below, which accept both.
+//
+// A NUL byte in any key or string value (query, form, multipart field or JSON) is a 400 here, once:
+// PostgreSQL cannot store it in text, and no Mastodon parameter has a use for it. Ids go through
+// paramId / requireId: an id PostgreSQL's bigint cannot hold is no id at all (404, never a 500).
 
 import { HttpError } from './errors.ts';
 
@@ -33,6 +37,12 @@ const INDEX_RE = /^(?:0|[1-9][0-9]{0,4})$/;
 
 function badParams(message: string): HttpError {
   return new HttpError(400, message);
+}
+
+export const NUL_MESSAGE = 'Invalid request parameters: a NUL byte is not allowed';
+
+function checkNul(s: string): void {
+  if (s.indexOf('\0') !== -1) throw badParams(NUL_MESSAGE);
 }
 
 function isPlainObject(v: unknown): v is Params {
@@ -185,6 +195,8 @@ export function buildParams(pairs: Iterable<readonly [string, ParamValue]>): Par
   const out: Params = {};
   let nested = false;
   for (const [name, value] of pairs) {
+    checkNul(name);
+    if (typeof value === 'string') checkNul(value);
     const open = name.indexOf('[');
     if (open === -1 && name.indexOf(']') === -1) {
       // Fast path: a plain key.
@@ -244,6 +256,7 @@ export function normalizeJson(value: unknown): Params {
     // The top level always stays an object (even with integer keys); its children are normalised.
     const out: Params = {};
     for (const k of Object.keys(value)) {
+      checkNul(k);
       if (!FORBIDDEN.has(k)) out[k] = copyJson((value as Record<string, unknown>)[k], 1);
     }
     return out;
@@ -253,6 +266,7 @@ export function normalizeJson(value: unknown): Params {
 
 function copyJson(v: unknown, depth: number): ParamValue {
   if (v === null || typeof v !== 'object') {
+    if (typeof v === 'string') checkNul(v);
     return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : null;
   }
   if (depth > MAX_DEPTH) throw badParams(`Parameters nested deeper than ${MAX_DEPTH} levels`);
@@ -263,6 +277,7 @@ function copyJson(v: unknown, depth: number): ParamValue {
   }
   const src = v as Record<string, unknown>;
   const keys = Object.keys(src).filter((k) => !FORBIDDEN.has(k));
+  for (const k of keys) checkNul(k);
   let allIndex = keys.length > 0;
   for (const k of keys) {
     if (!INDEX_RE.test(k) || Number(k) > MAX_INDEX) { allIndex = false; break; }
@@ -345,4 +360,40 @@ export function paramStrings(value: ParamValue | undefined): string[] {
     if (s !== undefined) out.push(s);
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ids
+
+const BIGINT_MAX = 9223372036854775807n;
+const ID_RE = /^[0-9]{1,19}$/;
+
+/**
+ * A row id (snowflake) as PostgreSQL's bigint holds it, canonical: decimal digits only, no sign,
+ * no exponent, at most 2^63−1. Anything else ('abc', '-1', '1e3', a 20-digit number) → undefined:
+ * no row can have it.
+ */
+export function paramId(value: ParamValue | undefined): string | undefined {
+  const s = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
+  if (typeof s !== 'string' || !ID_RE.test(s)) return undefined;
+  if (s.length === 19 && BigInt(s) > BIGINT_MAX) return undefined;
+  return s;
+}
+
+/** paramId for a path or required param: no valid id → 404 "Record not found", as for a missing row. */
+export function requireId(value: ParamValue | undefined): string {
+  const id = paramId(value);
+  if (id === undefined) throw new HttpError(404, 'Record not found');
+  return id;
+}
+
+/** The valid ids of a list param (`id[]=`), in order, each once, at most `max`; the others left out. */
+export function paramIds(value: ParamValue | undefined, max: number): string[] {
+  const out = new Set<string>();
+  for (const v of paramArray(value)) {
+    const id = paramId(v);
+    if (id !== undefined) out.add(id);
+    if (out.size >= max) break;
+  }
+  return [...out];
 }

@@ -95,6 +95,8 @@ export async function stepFollow(
   event: FollowEvent,
   opts: { uri?: string; em?: EntityManager; origin?: Origin } = {},
 ): Promise<StepFollowResult> {
+  // An account has no follow actor with itself (the machine refuses to start one): nothing to step.
+  if (follower.id === target.id) return { follow: null as never, accepted: false, emitted: [] };
   const r = await stepActor(services, FOLLOW_TABLE, { follower, target }, event, {
     origin: opts.origin ?? 'client',
     em: opts.em,

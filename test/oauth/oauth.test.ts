@@ -25,8 +25,12 @@ async function registerApp(scopes = 'read write follow', redirect: string | stri
   return res.body as App;
 }
 
+/** The consent page's session cookie, kept as a browser keeps it (the form's token is bound to it). */
+let sessionCookie = '';
+const withSession = (): Record<string, string> => (sessionCookie ? { cookie: sessionCookie } : {});
+
 async function postForm(path: string, data: Record<string, string>) {
-  return fetch(roost.at(path), { method: 'POST', body: new URLSearchParams(data), redirect: 'manual' });
+  return fetch(roost.at(path), { method: 'POST', body: new URLSearchParams(data), redirect: 'manual', headers: withSession() });
 }
 
 function hiddenFields(html: string): Record<string, string> {
@@ -44,8 +48,10 @@ function pkce() {
 
 /** The consent form's hidden fields for an authorization request. */
 async function consentForm(params: Record<string, string>): Promise<Record<string, string>> {
-  const page = await fetch(roost.at(`/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...params })}`));
+  const page = await fetch(roost.at(`/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...params })}`), { headers: withSession() });
   expect(page.status).toBe(200);
+  const set = page.headers.get('set-cookie');
+  if (set) sessionCookie = set.split(';')[0];
   return hiddenFields(await page.text());
 }
 

@@ -6,8 +6,7 @@
 import type { Router, RequestContext } from '../../http/index.ts';
 import { json, paramArray, paramBool, paramInt, paramString, paramStrings, type Params, type ParamValue } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
-import { optionalViewer, requireToken, requireUser, type UserViewer } from '../auth.ts';
-import { anyScopeSatisfied } from '../../lib/scopes.ts';
+import { authorizeIfGotToken, requireToken, requireUser, type UserViewer } from '../auth.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { registerAccount } from '../../services/registrations.ts';
 import { lookupProfile, searchProfiles, updateProfile } from '../../services/profiles.ts';
@@ -29,12 +28,6 @@ const MAX_ACCOUNTS_PER_REQUEST = 40;
 export async function credentialAccountJson(services: Services, viewer: UserViewer) {
   const d = await loadCredentialAccount(services, viewer.account.id);
   return serializeCredentialAccount(d.account, d.user, d.role, d.view, d.followRequestsCount);
-}
-
-/** Mastodon's authorize_if_got_token!: public, but a token that comes along must carry the scope. */
-async function authorizeIfGotToken(services: Services, ctx: RequestContext, scopes: string[]): Promise<void> {
-  const viewer = await optionalViewer(services, ctx);
-  if (viewer && !anyScopeSatisfied(viewer.scopes, scopes)) throw new RoostError(403, 'This action is outside the authorized scopes');
 }
 
 async function accountJson(services: Services, account: Account | null) {
@@ -79,7 +72,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
   });
 
   router.get('/api/v1/accounts/verify_credentials', async (ctx) => {
-    const viewer = await requireUser(services, ctx, [...READ_ACCOUNTS, 'profile']);
+    const viewer = await requireUser(services, ctx, [...READ_ACCOUNTS, 'profile'], { allowUnconfirmed: true });
     return json(await credentialAccountJson(services, viewer));
   });
 

@@ -1,6 +1,6 @@
 /** GET /api/v1/follow_requests and POST /api/v1/follow_requests/:id/authorize|reject. */
 import type { Router } from '../../http/index.ts';
-import { json } from '../../http/index.ts';
+import { json, requireId } from '../../http/index.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
@@ -22,8 +22,9 @@ export function followRequestRoutes(router: Router, services: Services): void {
   for (const decision of ['authorize', 'reject'] as const) {
     router.post(`/api/v1/follow_requests/:id/${decision}`, async (ctx) => {
       const viewer = await requireUser(services, ctx, ['follow', 'write:follows']);
-      await decideFollowRequest(services, viewer.account.id, ctx.params.id, decision === 'authorize' ? 'accept' : 'reject');
-      return json(await relationshipOf(services, viewer, ctx.params.id));
+      const id = requireId(ctx.params.id);
+      await decideFollowRequest(services, viewer.account.id, id, decision === 'authorize' ? 'accept' : 'reject');
+      return json(await relationshipOf(services, viewer, id));
     });
   }
 }

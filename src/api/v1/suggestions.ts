@@ -4,7 +4,7 @@
  * viewer follows, then recently active local accounts; DELETE /api/v1/suggestions/:account_id.
  */
 import type { Router } from '../../http/index.ts';
-import { json, paramInt, paramStrings } from '../../http/index.ts';
+import { json, paramId, paramIds, paramInt } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
 import { loadAccountPage } from '../../services/reads/accounts.ts';
@@ -16,7 +16,7 @@ import { dismissSuggestion, suggestAccounts } from '../../services/suggestions.t
 export function suggestionRoutes(router: Router, services: Services): void {
   router.get('/api/v1/accounts/familiar_followers', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
-    const ids = paramStrings(ctx.input.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
+    const ids = paramIds(ctx.input.id, 40);
     const familiar = await familiarFollowers(services, viewer.account.id, ids);
     const rendered = new Map((await renderAccounts(services, [...new Set([...familiar.values()].flat())])).map((a) => [a.id, a]));
     return json(ids.map((id) => ({ id, accounts: (familiar.get(id) ?? []).map((f) => rendered.get(f)).filter((a) => a !== undefined) })));
@@ -38,8 +38,10 @@ export function suggestionRoutes(router: Router, services: Services): void {
     return json((await list(viewer.account.id, paramInt(ctx.query.limit, 40, { min: 1, max: 80 }))).map((s) => s.account));
   });
   router.delete('/api/v1/suggestions/:account_id', async (ctx) => {
-    const viewer = await requireUser(services, ctx, ['read', 'read:accounts']);
-    await dismissSuggestion(services, viewer.account.id, ctx.params.account_id);
+    // Mastodon: dismissing needs write:accounts, and an unknown account is dismissed silently.
+    const viewer = await requireUser(services, ctx, ['write', 'write:accounts']);
+    const id = paramId(ctx.params.account_id);
+    if (id !== undefined) await dismissSuggestion(services, viewer.account.id, id);
     return json({});
   });
 }

@@ -4,32 +4,40 @@
  * empty). Hiding collections (hide_collections) is not built yet.
  */
 import type { Router } from '../../../http/index.ts';
-import { json } from '../../../http/index.ts';
+import { json, requireId } from '../../../http/index.ts';
 import type { Services } from '../../../context.ts';
-import { optionalViewer } from '../../auth.ts';
+import { authorizeIfGotToken } from '../../auth.ts';
 import { accountShown, collectionOwner, followCollectionPage } from '../../../services/reads/lists.ts';
 import { renderAccounts } from '../../render.ts';
 import { RoostError } from '../../../lib/errors.ts';
 import { linkHeader, pageParams } from '../../pagination.ts';
 
+const READ_ACCOUNTS = ['read', 'read:accounts'];
+
 export function accountCollectionRoutes(router: Router, services: Services): void {
   for (const which of ['followers', 'following'] as const) {
     router.get(`/api/v1/accounts/:id/${which}`, async (ctx) => {
-      if (!/^\d{1,20}$/.test(ctx.params.id)) throw new RoostError(404, 'Record not found');
-      const viewer = await optionalViewer(services, ctx);
-      const owner = await collectionOwner(services, ctx.params.id, viewer?.account?.id ?? null);
+      const id = requireId(ctx.params.id);
+      // Public, but a token that comes along needs read:accounts (Mastodon's authorize_if_got_token!).
+      const viewer = await authorizeIfGotToken(services, ctx, READ_ACCOUNTS);
+      const owner = await collectionOwner(services, id, viewer?.account?.id ?? null);
       if (owner === 'missing') throw new RoostError(404, 'Record not found');
       // As Mastodon: an account's lists are not shown to someone it blocks.
       if (owner === 'blocks-viewer') return json([]);
       const p = pageParams(ctx);
-      const page = await followCollectionPage(services, ctx.params.id, which, p);
+      const page = await followCollectionPage(services, id, which, p);
       const link = linkHeader(ctx.url, page.cursorIds, p, 'since_id');
       return json(await renderAccounts(services, page.accountIds), { headers: link ? { link } : {} });
     });
   }
   router.get('/api/v1/accounts/:id/statuses', async (ctx) => {
-    if (!/^\d{1,20}$/.test(ctx.params.id) || !(await accountShown(services, ctx.params.id))) throw new RoostError(404, 'Record not found');
+    const id = requireId(ctx.params.id);
+    await authorizeIfGotToken(services, ctx, ['read', 'read:statuses']);
+    if (!(await accountShown(services, id))) throw new RoostError(404, 'Record not found');
     return json([]);
   });
-  router.get('/api/v1/accounts/:id/identity_proofs', () => json([]));
+  router.get('/api/v1/accounts/:id/identity_proofs', async (ctx) => {
+    if (!(await accountShown(services, requireId(ctx.params.id)))) throw new RoostError(404, 'Record not found');
+    return json([]);
+  });
 }

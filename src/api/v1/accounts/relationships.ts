@@ -3,7 +3,7 @@
  * POST /api/v1/accounts/:id/follow|unfollow|mute|unmute, GET /api/v1/accounts/relationships.
  */
 import type { RequestContext, Router } from '../../../http/index.ts';
-import { json, paramBool, paramInt, paramString, paramStrings } from '../../../http/index.ts';
+import { json, paramBool, paramIds, paramInt, paramString, paramStrings, requireId } from '../../../http/index.ts';
 import type { Services } from '../../../context.ts';
 import { requireUser, type UserViewer } from '../../auth.ts';
 import { followAccount, unfollowAccount } from '../../../services/follows.ts';
@@ -29,9 +29,7 @@ export async function relationshipOf(services: Services, viewer: UserViewer, acc
 }
 
 function targetId(ctx: RequestContext): string {
-  const id = ctx.params.id;
-  if (!/^\d{1,20}$/.test(id)) throw new RoostError(404, 'Record not found');
-  return id;
+  return requireId(ctx.params.id);
 }
 
 export function accountRelationshipRoutes(router: Router, services: Services): void {
@@ -124,7 +122,7 @@ export function accountRelationshipRoutes(router: Router, services: Services): v
 
   router.get('/api/v1/accounts/relationships', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:follows']);
-    const ids = paramStrings(ctx.input.id).filter((id) => /^\d{1,20}$/.test(id)).slice(0, 40);
+    const ids = paramIds(ctx.input.id, 40);
     const facts = await relationshipFacts(services, viewer.account.id, ids);
     // In the order asked, unknown ids left out (as Mastodon does).
     return json(ids.filter((id) => facts.has(id)).map((id) => serializeRelationship(id, facts.get(id)!)));

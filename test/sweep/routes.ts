@@ -1,0 +1,190 @@
+/**
+ * THE ROUTE TABLE of the bad-input sweep (test/sweep/sweep.test.ts): every route the router
+ * registers, with what it needs (auth and scope) and what it takes (path params and params).
+ * A guard test fails when the router and this table disagree, so a new route is covered by adding
+ * one line here, nothing else: the sweep generates its malformed inputs from these lines.
+ */
+
+/** What a route needs from the caller. */
+export type Auth =
+  /** Nothing; a token that comes along is ignored. */
+  | 'public'
+  /** Public, but a token that comes along must carry the scope (Mastodon's authorize_if_got_token!). */
+  | 'public+scope'
+  /** A user's token with the scope. */
+  | 'user'
+  /** An app's client-credentials token with the scope (sign-up). */
+  | 'app'
+  /** Any valid token (apps/verify_credentials). */
+  | 'token'
+  /** OAuth client credentials (Basic auth or client_id/client_secret). */
+  | 'client';
+
+/** The kind of a param: decides which malformed values the sweep sends. */
+export type Kind =
+  | 'string'
+  | 'text' // long free text (note, comment)
+  | 'int'
+  | 'bool'
+  | 'id' // one snowflake id
+  | 'ids' // an array of ids (id[]=)
+  | 'strings' // an array of strings (languages[])
+  | 'domain'
+  | 'url'
+  | 'scopes'
+  | 'file'
+  | 'hash' // a nested object (source[privacy]=)
+  | 'fields'; // fields_attributes[0][name]=
+
+/** What a path param names: the sweep fills a valid one for the params cases. */
+export type PathKind = 'account' | 'follow_request' | 'media';
+
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  auth: Auth;
+  /** One of these satisfies the route (empty: any). */
+  scopes?: string[];
+  pathParams?: Record<string, PathKind>;
+  params?: Record<string, Kind>;
+  /** Where params go: the query string (GET, DELETE) or a body (default for POST/PUT/PATCH). */
+  in?: 'query' | 'body';
+  /** Answers HTML rather than JSON errors (the OAuth pages). */
+  html?: boolean;
+  /** A user whose e-mail address is unconfirmed may use it (verify_credentials); elsewhere 403. */
+  allowsUnconfirmed?: boolean;
+  /** Answers 2xx for an id of no row (Mastodon dismisses an unknown suggestion silently). */
+  unknownIdOk?: boolean;
+  /** Served by the same handler as this method on the same path (PUT/PATCH): its params are swept there. */
+  sameHandlerAs?: RouteSpec['method'];
+}
+
+const PAGE: Record<string, Kind> = { max_id: 'id', since_id: 'id', min_id: 'id', limit: 'int' };
+
+const READ_ACCOUNTS = ['read', 'read:accounts'];
+const WRITE_ACCOUNTS = ['write', 'write:accounts'];
+const FOLLOWS = ['follow', 'write:follows'];
+const ACCOUNT = { id: 'account' } as const;
+
+const relationship = (action: string, scopes: string[], params: Record<string, Kind> = {}): RouteSpec => ({
+  method: 'POST',
+  path: `/api/v1/accounts/:id/${action}`,
+  auth: 'user',
+  scopes,
+  pathParams: ACCOUNT,
+  params,
+});
+
+export const ROUTES: RouteSpec[] = [
+  // Instance and discovery
+  { method: 'GET', path: '/api/v1/instance', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/extended_description', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/privacy_policy', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/rules', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/peers', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/activity', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/languages', auth: 'public' },
+  { method: 'GET', path: '/api/v2/instance', auth: 'public' },
+  { method: 'GET', path: '/.well-known/nodeinfo', auth: 'public' },
+  { method: 'GET', path: '/nodeinfo/2.0', auth: 'public' },
+  { method: 'GET', path: '/.well-known/host-meta', auth: 'public' },
+  { method: 'GET', path: '/thumbnail.png', auth: 'public' },
+  { method: 'GET', path: '/thumbnail@2x.png', auth: 'public' },
+  { method: 'GET', path: '/system/*', auth: 'public', pathParams: { '*': 'media' } },
+
+  // Apps and OAuth
+  { method: 'POST', path: '/api/v1/apps', auth: 'public', params: { client_name: 'string', redirect_uris: 'url', scopes: 'scopes', website: 'url' } },
+  { method: 'GET', path: '/api/v1/apps/verify_credentials', auth: 'token', scopes: [] },
+  {
+    method: 'GET',
+    path: '/oauth/authorize',
+    auth: 'public',
+    html: true,
+    in: 'query',
+    params: { response_type: 'string', client_id: 'string', redirect_uri: 'url', scope: 'scopes', state: 'string', code_challenge: 'string', code_challenge_method: 'string' },
+  },
+  {
+    method: 'POST',
+    path: '/oauth/authorize',
+    auth: 'public',
+    html: true,
+    params: {
+      response_type: 'string', client_id: 'string', redirect_uri: 'url', scope: 'scopes', state: 'string', code_challenge: 'string',
+      authenticity_token: 'string', decision: 'string', login: 'string', password: 'string',
+    },
+  },
+  {
+    method: 'POST',
+    path: '/oauth/token',
+    auth: 'client',
+    params: { grant_type: 'string', client_id: 'string', client_secret: 'string', scope: 'scopes', code: 'string', redirect_uri: 'url', code_verifier: 'string', username: 'string', password: 'string' },
+  },
+  { method: 'POST', path: '/oauth/revoke', auth: 'client', params: { client_id: 'string', client_secret: 'string', token: 'string' } },
+  { method: 'GET', path: '/.well-known/oauth-authorization-server', auth: 'public' },
+
+  // Accounts
+  {
+    method: 'POST',
+    path: '/api/v1/accounts',
+    auth: 'app',
+    scopes: WRITE_ACCOUNTS,
+    params: { username: 'string', email: 'string', password: 'string', agreement: 'bool', locale: 'string', reason: 'text', date_of_birth: 'string' },
+  },
+  { method: 'GET', path: '/api/v1/accounts', auth: 'public+scope', scopes: READ_ACCOUNTS, params: { id: 'ids' } },
+  { method: 'GET', path: '/api/v1/accounts/verify_credentials', auth: 'user', scopes: [...READ_ACCOUNTS, 'profile'], allowsUnconfirmed: true },
+  ...(['PATCH', 'PUT'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PUT' ? 'PATCH' : undefined,
+      path: '/api/v1/accounts/update_credentials',
+      auth: 'user',
+      scopes: WRITE_ACCOUNTS,
+      params: {
+        display_name: 'string', note: 'text', locked: 'bool', bot: 'bool', discoverable: 'bool', indexable: 'bool', hide_collections: 'bool',
+        fields_attributes: 'fields', source: 'hash', avatar: 'file', header: 'file',
+      },
+    }),
+  ),
+  { method: 'GET', path: '/api/v1/accounts/lookup', auth: 'public+scope', scopes: READ_ACCOUNTS, params: { acct: 'string' } },
+  { method: 'GET', path: '/api/v1/accounts/search', auth: 'user', scopes: READ_ACCOUNTS, params: { q: 'string', limit: 'int', offset: 'int', following: 'bool', resolve: 'bool' } },
+  { method: 'GET', path: '/api/v1/accounts/:id', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT },
+  { method: 'GET', path: '/api/v1/accounts/relationships', auth: 'user', scopes: ['read', 'read:follows'], params: { id: 'ids', with_suspended: 'bool' } },
+  { method: 'GET', path: '/api/v1/accounts/familiar_followers', auth: 'user', scopes: ['read', 'read:follows'], params: { id: 'ids' } },
+  { method: 'GET', path: '/api/v1/accounts/:id/followers', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT, params: PAGE },
+  { method: 'GET', path: '/api/v1/accounts/:id/following', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT, params: PAGE },
+  { method: 'GET', path: '/api/v1/accounts/:id/statuses', auth: 'public+scope', scopes: ['read', 'read:statuses'], pathParams: ACCOUNT, params: { ...PAGE, pinned: 'bool', only_media: 'bool', exclude_replies: 'bool', tagged: 'string' } },
+  { method: 'GET', path: '/api/v1/accounts/:id/identity_proofs', auth: 'public', pathParams: ACCOUNT },
+  relationship('follow', FOLLOWS, { reblogs: 'bool', notify: 'bool', languages: 'strings' }),
+  relationship('unfollow', FOLLOWS),
+  relationship('remove_from_followers', FOLLOWS),
+  relationship('mute', ['follow', 'write:mutes'], { notifications: 'bool', duration: 'int' }),
+  relationship('unmute', ['follow', 'write:mutes']),
+  relationship('block', ['follow', 'write:blocks']),
+  relationship('unblock', ['follow', 'write:blocks']),
+  relationship('note', WRITE_ACCOUNTS, { comment: 'text' }),
+  relationship('pin', WRITE_ACCOUNTS),
+  relationship('unpin', WRITE_ACCOUNTS),
+  { method: 'DELETE', path: '/api/v1/profile/avatar', auth: 'user', scopes: WRITE_ACCOUNTS },
+  { method: 'DELETE', path: '/api/v1/profile/header', auth: 'user', scopes: WRITE_ACCOUNTS },
+  { method: 'GET', path: '/api/v1/preferences', auth: 'user', scopes: READ_ACCOUNTS },
+
+  // The viewer's lists
+  { method: 'GET', path: '/api/v1/follow_requests', auth: 'user', scopes: ['follow', 'read:follows'], params: PAGE },
+  { method: 'POST', path: '/api/v1/follow_requests/:id/authorize', auth: 'user', scopes: FOLLOWS, pathParams: { id: 'follow_request' } },
+  { method: 'POST', path: '/api/v1/follow_requests/:id/reject', auth: 'user', scopes: FOLLOWS, pathParams: { id: 'follow_request' } },
+  { method: 'GET', path: '/api/v1/blocks', auth: 'user', scopes: ['follow', 'read:blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/mutes', auth: 'user', scopes: ['follow', 'read:mutes'], params: PAGE },
+  { method: 'GET', path: '/api/v1/endorsements', auth: 'user', scopes: READ_ACCOUNTS, params: PAGE },
+  { method: 'GET', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'read:blocks'], params: PAGE },
+  { method: 'POST', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
+  { method: 'DELETE', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
+
+  // Suggestions
+  { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },
+  { method: 'GET', path: '/api/v1/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },
+  { method: 'DELETE', path: '/api/v1/suggestions/:account_id', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { account_id: 'account' }, unknownIdOk: true },
+];
+
+export function routeKey(r: { method: string; path: string }): string {
+  return `${r.method} ${r.path}`;
+}
