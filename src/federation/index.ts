@@ -206,6 +206,11 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     return user?.pending ? null : account;
   }
 
+  // A collection's totalItems and first page link come without its dispatcher being asked: for a
+  // pending sign-up there is no first cursor (so Fedify asks the dispatcher, which says 404) and
+  // no count.
+  const counters = async (identifier: string) => ((await visibleLocalAccount(identifier)) ? localAccountCounters(services, identifier) : null);
+
   federation
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
       const account = await visibleLocalAccount(identifier);
@@ -251,23 +256,23 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       if ('request' in ctx) return { items: [] };
       return { items: await remoteFollowerRecipients(services, account.id) };
     })
-    .setFirstCursor(() => FIRST_PAGE)
-    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.followers ?? null);
+    .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
+    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.followers ?? null);
   federation
     .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier, cursor) => {
       const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       return cursor === null ? { items: [] } : collectionPage(services, account.id, 'following', cursor);
     })
-    .setFirstCursor(() => FIRST_PAGE)
-    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.following ?? null);
+    .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
+    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.following ?? null);
   federation
     .setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
       const account = await visibleLocalAccount(identifier);
       return account ? { items: [] } : null;
     })
     // The account's post count (Mastodon's outbox totalItems is its statuses_count).
-    .setCounter(async (_ctx, identifier) => (await localAccountCounters(services, identifier))?.statuses ?? null);
+    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.statuses ?? null);
   // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
   // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
   // them on every profile refresh (Mastodon does) get an answer instead of a 404.

@@ -37,7 +37,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -84,6 +84,15 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/instance/peers', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/activity', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/languages', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/translation_languages', auth: 'public' },
+  { method: 'GET', path: '/health', auth: 'public' },
+  { method: 'GET', path: '/avatars/original/missing.png', auth: 'public' },
+  { method: 'GET', path: '/headers/original/missing.png', auth: 'public' },
+  // The web pages (HTML for browsers) and the profile URL (the actor for ActivityPub clients).
+  { method: 'GET', path: '/', auth: 'public', html: true },
+  { method: 'GET', path: '/about', auth: 'public', html: true },
+  { method: 'GET', path: '/privacy-policy', auth: 'public', html: true },
+  { method: 'GET', path: '/@:username', auth: 'public', pathParams: { username: 'username' } },
   { method: 'GET', path: '/api/v2/instance', auth: 'public' },
   { method: 'GET', path: '/.well-known/nodeinfo', auth: 'public' },
   { method: 'GET', path: '/nodeinfo/2.0', auth: 'public' },
@@ -164,6 +173,9 @@ export const ROUTES: RouteSpec[] = [
   relationship('note', WRITE_ACCOUNTS, { comment: 'text' }),
   relationship('pin', WRITE_ACCOUNTS),
   relationship('unpin', WRITE_ACCOUNTS),
+  relationship('endorse', WRITE_ACCOUNTS),
+  relationship('unendorse', WRITE_ACCOUNTS),
+  { method: 'GET', path: '/api/v1/accounts/:id/endorsements', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT, params: PAGE },
   { method: 'DELETE', path: '/api/v1/profile/avatar', auth: 'user', scopes: WRITE_ACCOUNTS },
   { method: 'DELETE', path: '/api/v1/profile/header', auth: 'user', scopes: WRITE_ACCOUNTS },
   { method: 'GET', path: '/api/v1/preferences', auth: 'user', scopes: READ_ACCOUNTS },

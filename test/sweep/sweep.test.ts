@@ -164,6 +164,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     const kind: PathKind = route.pathParams![key];
     if (kind === 'account') return fx.bob.account.id;
     if (kind === 'follow_request') return fx.carol.account.id;
+    if (kind === 'username') return fx.bob.account.username;
     return 'avatars/1/original/none.png';
   });
 }
@@ -228,7 +229,7 @@ function pathCases(route: RouteSpec, fx: Fixture): Case[] {
     const headers = authHeaders(route, fx);
     for (const bad of kind === 'media' ? BAD_MEDIA : BAD_IDS) {
       // Not an id at all → 404 (a well-formed id of no row, '0', may meet a 422 first).
-      const expect = kind === 'media' || route.unknownIdOk ? undefined : bad === '0' ? is4xx : isOneOf(404);
+      const expect = kind === 'media' || route.unknownIdOk ? undefined : kind === 'username' || bad === '0' ? is4xx : isOneOf(404);
       cases.push({ route, label: `path ${name}=${bad.slice(0, 24)}`, path: fillPath(route, fx, { name, value: bad }), headers, expect });
     }
     // The viewer's own account: following, unfollowing, removing, blocking oneself…

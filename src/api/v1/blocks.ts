@@ -4,10 +4,10 @@
  * by row id with Mastodon's Link header (max_id next, since_id prev).
  */
 import type { Router } from '../../http/index.ts';
-import { json, paramString } from '../../http/index.ts';
+import { json, paramString, requireId } from '../../http/index.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import type { Services } from '../../context.ts';
-import { optionalViewer, requireUser } from '../auth.ts';
+import { authorizeIfGotToken, requireUser } from '../auth.ts';
 import { renderAccounts } from '../render.ts';
 import { collectionOwner, viewerAccountListPage, viewerDomainBlocksPage, viewerMutesPage } from '../../services/reads/lists.ts';
 import { blockDomain, unblockDomain } from '../../services/relationships.ts';
@@ -32,12 +32,14 @@ export function blocksRoutes(router: Router, services: Services): void {
   // rows /api/v1/endorsements pages for the viewer, read for the account in the path. Nothing for
   // a viewer it blocks; a suspended account is not found.
   router.get('/api/v1/accounts/:id/endorsements', async (ctx) => {
-    const viewer = await optionalViewer(services, ctx);
-    const owner = await collectionOwner(services, ctx.params.id, viewer?.account?.id ?? null);
+    // Public, but a token that comes along needs read:accounts (Mastodon's authorize_if_got_token!).
+    const viewer = await authorizeIfGotToken(services, ctx, ['read', 'read:accounts']);
+    const id = requireId(ctx.params.id);
+    const owner = await collectionOwner(services, id, viewer?.account?.id ?? null);
     if (owner === 'missing') throw new RoostError(404, 'Record not found');
     if (owner === 'blocks-viewer') return json([]);
     const p = pageParams(ctx);
-    const page = await viewerAccountListPage(services, 'account_pins', ctx.params.id, p);
+    const page = await viewerAccountListPage(services, 'account_pins', id, p);
     const link = linkHeader(ctx.url, page.cursorIds, p, 'since_id');
     return json(await renderAccounts(services, page.accountIds), { headers: link ? { link } : {} });
   });
