@@ -1,11 +1,22 @@
-import { describe, it, expect } from 'vitest';
-import { mkdtempSync, writeFileSync, readFileSync, statSync } from 'node:fs';
+import { describe, it, expect, afterAll } from 'vitest';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/index.ts';
 import { loadOrCreateSecrets } from '../config/secrets.ts';
 
-const cwd = mkdtempSync(path.join(tmpdir(), 'roost-config-'));
+/** Temporary directories, removed after the file's tests. */
+const made: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+const cwd = tempDir('roost-config-');
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -36,7 +47,7 @@ describe('loadConfig', () => {
   });
 
   it('reads ./roost.config.json when present', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'roost-config-'));
+    const dir = tempDir('roost-config-');
     writeFileSync(path.join(dir, 'roost.config.json'), JSON.stringify({ domain: 'file.example' }));
     expect(loadConfig({ env: {}, cwd: dir }).domain).toBe('file.example');
   });
@@ -99,7 +110,7 @@ describe('loadConfig', () => {
 
 describe('secrets', () => {
   it('are generated once, persisted with mode 0600, and read back unchanged', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'roost-secrets-'));
+    const dir = tempDir('roost-secrets-');
     const first = loadOrCreateSecrets(dir);
     expect(first.secretKeyBase).toMatch(/^[0-9a-f]{128}$/);
     expect(Buffer.from(first.vapidPublicKey, 'base64url')).toHaveLength(65);
@@ -109,7 +120,7 @@ describe('secrets', () => {
   });
 
   it('refuse a damaged file instead of silently regenerating', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'roost-secrets-'));
+    const dir = tempDir('roost-secrets-');
     writeFileSync(path.join(dir, 'secrets.json'), '{"secretKeyBase":"x"}');
     expect(() => loadOrCreateSecrets(dir)).toThrowError('"vapidPublicKey" is missing');
   });
