@@ -134,3 +134,25 @@ export async function settled(...roosts: TestRoost[]): Promise<void> {
     'the job queues to drain',
   );
 }
+
+/**
+ * The statements `fn` sends through the instance's SQL (every read module goes through it), each
+ * cut to `width` characters, once the job queues are idle and leaving out the job workers'
+ * polling, which shares it.
+ */
+export async function capturedStatements(roost: TestRoost, fn: () => Promise<unknown>, width = 60): Promise<string[]> {
+  await settled(roost);
+  const sql = roost.services.db.sql;
+  const original = sql.query;
+  const seen: string[] = [];
+  sql.query = ((text: string, params?: readonly unknown[]) => {
+    if (!/\b(from|into|update) jobs\b/i.test(text)) seen.push(text.replace(/\s+/g, ' ').trim().slice(0, width));
+    return original.call(sql, text, params);
+  }) as typeof original;
+  try {
+    await fn();
+  } finally {
+    sql.query = original;
+  }
+  return seen;
+}

@@ -3,7 +3,7 @@
  * and of 40 accounts cost the same statements (no query per row).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 
 let roost: TestRoost;
@@ -22,26 +22,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => roost?.close());
 
-/**
- * The statements `fn` sends through the instance's SQL (every read module goes through it),
- * leaving out the job workers' polling, which shares it.
- */
-async function statements(fn: () => Promise<unknown>): Promise<string[]> {
-  await settled(roost);
-  const sql = roost.services.db.sql;
-  const original = sql.query;
-  const seen: string[] = [];
-  sql.query = ((text: string, params?: readonly unknown[]) => {
-    if (!/\b(from|into|update) jobs\b/i.test(text)) seen.push(text.replace(/\s+/g, ' ').slice(0, 60));
-    return original.call(sql, text, params);
-  }) as typeof original;
-  try {
-    await fn();
-  } finally {
-    sql.query = original;
-  }
-  return seen;
-}
+const statements = (fn: () => Promise<unknown>) => capturedStatements(roost, fn, 60);
 
 describe('a page costs a fixed number of queries', () => {
   it('for blocks: 5 and 40 accounts alike', async () => {

@@ -3,7 +3,7 @@
  * per instance that a revoke here empties at once.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser } from '../helpers/auth.ts';
 import { forgetViewer } from '../../src/services/reads/viewer.ts';
 import { revokeToken } from '../../src/services/tokens.ts';
@@ -16,22 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => roost?.close());
 
-async function statements(fn: () => Promise<unknown>): Promise<string[]> {
-  await settled(roost);
-  const sql = roost.services.db.sql;
-  const original = sql.query;
-  const seen: string[] = [];
-  sql.query = ((text: string, params?: readonly unknown[]) => {
-    if (!/\b(from|into|update) jobs\b/i.test(text)) seen.push(text.replace(/\s+/g, ' ').trim().slice(0, 40));
-    return original.call(sql, text, params);
-  }) as typeof original;
-  try {
-    await fn();
-  } finally {
-    sql.query = original;
-  }
-  return seen;
-}
+const statements = (fn: () => Promise<unknown>) => capturedStatements(roost, fn, 40);
 
 describe('authentication', () => {
   it('is one statement, then none while cached; verify_credentials adds one', async () => {
