@@ -30,6 +30,7 @@ import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from '
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
 import { ListenError, startHttpServer } from './http/index.ts';
 import { buildRouter } from './api/routes.ts';
+import { trustedProxies } from './lib/client-address.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -176,6 +177,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     publicUrl: config.publicUrl,
     maxBodyBytes: config.bodyLimits.maxBodyBytes,
     bodyTimeoutMs: config.bodyLimits.timeoutSeconds * 1000,
+    trustedProxies: trustedProxies(config.trustedProxies),
   });
   let opened: RoostServices;
   try {
