@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseProxyRange } from '../src/lib/client-address.ts';
 
 export type RegistrationsMode = 'open' | 'approval' | 'closed';
 export type FederationMode = 'open' | 'allowlist';
@@ -47,7 +48,20 @@ export interface RoostConfig {
     sourceUrl: string;
     languages: string[];
   };
-  federation: { mode: FederationMode; allowPrivateAddresses: boolean };
+  federation: {
+    mode: FederationMode;
+    allowPrivateAddresses: boolean;
+    /**
+     * Bound on one activity delivery (a POST to a remote inbox): connecting, then the response
+     * head, then each gap in its body, each within this many seconds (connecting within at most 5).
+     */
+    deliveryTimeoutSeconds: number;
+  };
+  /**
+   * Reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For names the client: rate
+   * limits and recorded addresses use it for requests from these peers only.
+   */
+  trustedProxies: string[];
   /** Request bodies and uploaded images. */
   bodyLimits: {
     /** Largest body on a route that takes no uploads (JSON, forms), bytes. */
@@ -309,6 +323,21 @@ const rateLimit = (raw: unknown, key: string): RateLimit => {
   return { limit: integer(1, 1_000_000_000)(limit, `${key} limit`), periodSeconds: integer(1, 86_400 * 7)(period, `${key} period`) };
 };
 
+/** Comma-separated (or a JSON array of) IP addresses and CIDR ranges; empty: none. */
+const proxyList = (raw: unknown, key: string): string[] => {
+  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+  if (!Array.isArray(list)) fail(key, 'must be a comma-separated list of IP addresses or CIDR ranges');
+  for (const entry of list) {
+    if (typeof entry !== 'string') fail(key, `${JSON.stringify(entry)} is not an IP address or CIDR range`);
+    try {
+      parseProxyRange(entry);
+    } catch {
+      fail(key, `${JSON.stringify(entry)} is not an IP address or CIDR range`);
+    }
+  }
+  return (list as string[]).map((e) => e.trim());
+};
+
 const languages = (raw: unknown, key: string): string[] => {
   const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
   if (!Array.isArray(list) || list.length === 0) fail(key, 'must be a non-empty list of ISO 639-1 codes');
@@ -388,6 +417,18 @@ const SPECS: Record<string, KeySpec> = {
     file: 'federation.allowPrivateAddresses',
     parse: bool,
     default: () => false,
+  },
+  'federation.deliveryTimeoutSeconds': {
+    env: 'ROOST_DELIVERY_TIMEOUT',
+    file: 'federation.deliveryTimeoutSeconds',
+    parse: integer(1, 300),
+    default: () => 10,
+  },
+  trustedProxies: {
+    env: 'ROOST_TRUSTED_PROXIES',
+    file: 'trustedProxies',
+    parse: proxyList,
+    default: () => ['127.0.0.1', '::1'],
   },
   'bodyLimits.maxBodyBytes': {
     env: 'ROOST_MAX_BODY_BYTES',

@@ -30,6 +30,8 @@ import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from '
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
 import { ListenError, startHttpServer } from './http/index.ts';
 import { buildRouter } from './api/routes.ts';
+import { trustedProxies } from './lib/client-address.ts';
+import { boundDeliveries, originKey } from './federation/delivery-bounds.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -164,6 +166,12 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** The instance's listen and public origins, as delivery-bounds.ts compares them. */
+function ownOrigins(config: RoostConfig, port: number): string[] {
+  const pub = new URL(config.publicUrl);
+  return [originKey(config.host, port, 'http:'), originKey(pub.hostname, pub.port, pub.protocol)];
+}
+
 async function startOn(config: RoostConfig, opts: StartOptions): Promise<RunningRoost> {
   const t0 = performance.now();
   const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
@@ -176,6 +184,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     publicUrl: config.publicUrl,
     maxBodyBytes: config.bodyLimits.maxBodyBytes,
     bodyTimeoutMs: config.bodyLimits.timeoutSeconds * 1000,
+    trustedProxies: trustedProxies(config.trustedProxies),
   });
   let opened: RoostServices;
   try {
@@ -190,6 +199,16 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   // log scope, so Fedify's records reach this instance's logger (src/log.ts).
   const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
+  // Fedify delivers with the global fetch: its bounds are process-wide (src/federation/delivery-bounds.ts).
+  const releaseDeliveryBounds = boundDeliveries(
+    {
+      timeoutMs: config.federation.deliveryTimeoutSeconds * 1000,
+      allowPrivateAddresses: config.federation.allowPrivateAddresses,
+      ownOrigins: ownOrigins(config, http.port),
+    },
+    log,
+  );
+  stops.push(async () => releaseDeliveryBounds());
   try {
     // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
     // LISTEN connection on a server.

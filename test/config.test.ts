@@ -28,7 +28,8 @@ describe('loadConfig', () => {
     expect(c.dataDir).toBe(path.join(cwd, 'data'));
     expect(c.databaseUrl).toBeUndefined();
     expect(c.registrations).toEqual({ mode: 'open', message: null });
-    expect(c.federation).toEqual({ mode: 'open', allowPrivateAddresses: false });
+    expect(c.federation).toEqual({ mode: 'open', allowPrivateAddresses: false, deliveryTimeoutSeconds: 10 });
+    expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');
   });
 

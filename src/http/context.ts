@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Files } from './body.ts';
 import type { UploadedFile } from './multipart.ts';
 import { parseQuery, type Params } from './params.ts';
+import { clientAddress, type TrustedProxies } from '../lib/client-address.ts';
 
 export type { UploadedFile };
 
@@ -37,6 +38,10 @@ export interface RequestContext {
   readonly log: Logger;
   /** Aborts when the client goes away (or the server force-closes during shutdown). */
   readonly signal: AbortSignal;
+  /**
+   * The client's address: the peer's, or from a trusted proxy the one X-Forwarded-For names
+   * (src/lib/client-address.ts). Rate limits and everything that records an address use this.
+   */
   readonly remoteAddress: string;
   /** For middleware (auth puts the viewer here). */
   readonly state: Record<string, unknown>;
@@ -46,9 +51,13 @@ export interface RequestContext {
 
 /** What the server side of a request provides to its context. */
 export interface ExchangeSource {
+  /** The connection's peer address. */
   remoteAddress(): string;
+  /** Peers whose X-Forwarded-For is believed (none when absent). */
+  readonly trustedProxies?: TrustedProxies;
 }
 
+const NO_PROXIES: TrustedProxies = () => false;
 const NO_ROUTE_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const HOST_RE = /^[A-Za-z0-9.\-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;
 
@@ -187,7 +196,7 @@ export class HttpContext implements RequestContext {
   }
 
   get remoteAddress(): string {
-    return (this.#remote ??= this.#source.remoteAddress());
+    return (this.#remote ??= clientAddress(this.#source.remoteAddress(), this.header('x-forwarded-for'), this.#source.trustedProxies ?? NO_PROXIES));
   }
 
   /** Called by the server when the client disconnects. */

@@ -27,6 +27,7 @@ import { isMethodNotAllowed, type BeforeBody, type Handler, type Router } from '
 import net from 'node:net';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.ts';
 import type { WebSocketRoute } from './websocket.ts';
+import type { TrustedProxies } from '../lib/client-address.ts';
 
 export interface HttpServerOptions {
   host: string;
@@ -58,6 +59,8 @@ export interface HttpServerOptions {
   cors?: boolean;
   /** One info line per request (method, path, status, ms, reqId); default true. */
   accessLog?: boolean;
+  /** Peers whose X-Forwarded-For names the client (ctx.remoteAddress); default none. */
+  trustedProxies?: TrustedProxies;
   /** Extension point for the streaming API: WebSocket routes on the same port (not implemented yet). */
   ws?: WebSocketRoute[];
 }
@@ -157,6 +160,7 @@ class Server {
   readonly publicBase: string | null;
   readonly cors: boolean;
   readonly accessLog: boolean;
+  readonly trustedProxies: TrustedProxies | undefined;
   readonly writeAccessLog: AccessLogWriter;
   inFlight = 0;
   closing = false;
@@ -182,6 +186,7 @@ class Server {
     this.publicBase = opts.publicUrl ? new URL(opts.publicUrl).origin : null;
     this.cors = opts.cors ?? true;
     this.accessLog = opts.accessLog ?? true;
+    this.trustedProxies = opts.trustedProxies;
     this.writeAccessLog = createAccessLogWriter(this.log);
   }
 
@@ -340,6 +345,10 @@ class Exchange {
     this.start = start;
     this.reqId = reqId;
     this.cors = cors;
+  }
+
+  get trustedProxies(): TrustedProxies | undefined {
+    return this.server.trustedProxies;
   }
 
   remoteAddress(): string {

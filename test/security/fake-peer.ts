@@ -26,6 +26,8 @@ export interface FakePeer {
   hugeBytesSent: number;
   /** When the tarpit's sockets closed (ms since epoch), one per connection. */
   tarpitClosedAt: number[];
+  /** When the tarpit received a request (ms since epoch), one per request. */
+  tarpitOpenedAt: number[];
   /** The actor's mutable attributes (name, summary, attachment, url, icon, image…). */
   actor: Record<string, unknown>;
   actorJson(): Record<string, unknown>;
@@ -44,6 +46,7 @@ export async function startFakePeer(): Promise<FakePeer> {
     hits: [] as string[],
     hugeBytesSent: 0,
     tarpitClosedAt: [] as number[],
+    tarpitOpenedAt: [] as number[],
     actor: {} as Record<string, unknown>,
   } as FakePeer;
 
@@ -77,6 +80,7 @@ export async function startFakePeer(): Promise<FakePeer> {
       streamHuge(res, true);
     } else if (path === '/tarpit') {
       // Accept, read the request, never answer.
+      peer.tarpitOpenedAt.push(Date.now());
       req.socket.once('close', () => peer.tarpitClosedAt.push(Date.now()));
     } else if (path === '/context') {
       res.writeHead(200, { 'content-type': 'application/ld+json' });
