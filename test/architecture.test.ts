@@ -9,7 +9,8 @@
  *   - a service (src/services) does not import the job queue (src/jobs): it schedules through
  *     effects/events.ts and writes events through the actor store;
  *   - effects (src/effects) do not import services: timers come back through services/timers.ts;
- *   - nothing outside src/http imports uWebSockets.js.
+ *   - nothing outside src/http imports uWebSockets.js;
+ *   - configuration (config/) imports nothing from src (types aside).
  *
  * The checker is also run on small fixtures, so a checker that finds nothing fails too.
  */
@@ -64,6 +65,7 @@ export function violations(files: readonly SourceFile[]): string[] {
       }
       if (file.startsWith('src/services/') && to.startsWith('src/jobs/')) found.push(`${file}: a service imports the job queue (${imp.specifier})`);
       if (file.startsWith('src/effects/') && to.startsWith('src/services/')) found.push(`${file}: effects import a service (${imp.specifier})`);
+      if (file.startsWith('config/') && !isTest && !imp.typeOnly && to.startsWith('src/')) found.push(`${file}: configuration imports ${imp.specifier} (config depends on nothing in src)`);
     }
     if (file.startsWith('src/api/') && /\bservices\.db\b|\.db\.(em|sql)\b/.test(text)) {
       found.push(`${file}: a route reaches the database through services.db`);
@@ -108,6 +110,7 @@ describe('architecture', () => {
       { file: 'src/services/polls.ts', text: `import { enqueue } from '../jobs/queue.ts';\n` },
       { file: 'src/effects/surface.ts', text: `import { expireMute } from '../services/relationships.ts';\n` },
       { file: 'src/streaming/hub.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
+      { file: 'config/index.ts', text: `import { parseProxyRange } from '../src/lib/client-address.ts';\n` },
     ];
     expect(violations(bad).map((v) => v.split(':')[0])).toEqual(bad.map((f) => f.file));
     const fine: SourceFile[] = [
