@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { create, restore, step, stepOrThrow } from '../runtime/step.ts';
-import { accountFlags, accountMachine, accountSnapshot } from './account.machine.ts';
+import { accountDefinition, accountFlags, accountMachine, accountSnapshot } from './account.machine.ts';
+import { stampSnapshot, upgradeSnapshot } from '../runtime/definition.ts';
 import type { AccountEmitted, AccountEvent, AccountSnapshot } from './account.machine.ts';
 
 const A = 'account-1';
@@ -11,14 +12,19 @@ type Regions = {
   suspension: 'unsuspended' | 'suspended';
   login: 'enabled' | 'disabled';
   migration: 'unmoved' | 'moved';
+  approval: 'approved' | 'pending';
+  confirmation: 'confirmed' | 'unconfirmed';
 };
-const ACTIVE: Regions = { locking: 'unlocked', silencing: 'unsilenced', suspension: 'unsuspended', login: 'enabled', migration: 'unmoved' };
+const ACTIVE: Regions = {
+  locking: 'unlocked', silencing: 'unsilenced', suspension: 'unsuspended', login: 'enabled', migration: 'unmoved',
+  approval: 'approved', confirmation: 'confirmed',
+};
 /** The state value of an existing account: every region at its first state unless overridden. */
 const v = (overrides: Partial<Regions> = {}) => ({ existing: { ...ACTIVE, ...overrides } });
 type Value = ReturnType<typeof v> | 'deleted';
 
 // ── The named states of the issue, as starting snapshots at version 5 ────────────────────
-const NAMED = ['active', 'locked', 'silenced', 'suspended', 'disabled', 'moved', 'deleted'] as const;
+const NAMED = ['active', 'locked', 'silenced', 'suspended', 'disabled', 'moved', 'pending', 'unconfirmed', 'deleted'] as const;
 type Named = (typeof NAMED)[number];
 const START: Record<Named, AccountSnapshot> = {
   active: { value: v(), context: { accountId: A, movedToAccountId: null }, version: 5 },
@@ -27,6 +33,8 @@ const START: Record<Named, AccountSnapshot> = {
   suspended: { value: v({ suspension: 'suspended' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
   disabled: { value: v({ login: 'disabled' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
   moved: { value: v({ migration: 'moved' }), context: { accountId: A, movedToAccountId: 'b1' }, version: 5 },
+  pending: { value: v({ approval: 'pending' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
+  unconfirmed: { value: v({ confirmation: 'unconfirmed' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
   deleted: { value: 'deleted', context: { accountId: A, movedToAccountId: null }, version: 5 },
 };
 
@@ -44,6 +52,8 @@ const EVENTS = {
   'move.self': { type: 'account.move', targetAccountId: A },
   'move.empty': { type: 'account.move', targetAccountId: '' },
   unmove: { type: 'account.unmove' },
+  approve: { type: 'account.approve' },
+  confirm: { type: 'account.confirm' },
   delete: { type: 'account.delete' },
 } satisfies Record<string, AccountEvent>;
 type Label = keyof typeof EVENTS;
@@ -75,6 +85,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: NO,
+    approve: NO,
+    confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
   },
   locked: {
@@ -91,6 +103,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: NO,
+    approve: NO,
+    confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
   },
   silenced: {
@@ -107,6 +121,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: NO,
+    approve: NO,
+    confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
   },
   suspended: {
@@ -124,6 +140,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: NO,
+    approve: NO,
+    confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
   },
   disabled: {
@@ -140,6 +158,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: NO,
+    approve: NO,
+    confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
   },
   moved: {
@@ -157,7 +177,46 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: [v(), [unmoved('b1')], null],
+    approve: NO,
+    confirm: NO,
     delete: ['deleted', [e('account.deleted')], 'b1'],
+  },
+  pending: {
+    // A sign-up awaiting approval: the other regions work as for an active account.
+    lock: [v({ approval: 'pending', locking: 'locked' }), [e('account.locked')], null],
+    unlock: NO,
+    silence: [v({ approval: 'pending', silencing: 'silenced' }), [e('account.silenced')], null],
+    unsilence: NO,
+    suspend: [v({ approval: 'pending', suspension: 'suspended' }), [e('account.suspended')], null],
+    unsuspend: NO,
+    disable: [v({ approval: 'pending', login: 'disabled' }), [e('account.disabled')], null],
+    enable: NO,
+    move: [v({ approval: 'pending', migration: 'moved' }), [moved('b2', null)], 'b2'],
+    'move.current': [v({ approval: 'pending', migration: 'moved' }), [moved('b1', null)], 'b1'],
+    'move.self': NO,
+    'move.empty': NO,
+    unmove: NO,
+    approve: [v(), [e('account.approved')], null],
+    confirm: NO,
+    delete: ['deleted', [e('account.deleted')], null],
+  },
+  unconfirmed: {
+    lock: [v({ confirmation: 'unconfirmed', locking: 'locked' }), [e('account.locked')], null],
+    unlock: NO,
+    silence: [v({ confirmation: 'unconfirmed', silencing: 'silenced' }), [e('account.silenced')], null],
+    unsilence: NO,
+    suspend: [v({ confirmation: 'unconfirmed', suspension: 'suspended' }), [e('account.suspended')], null],
+    unsuspend: NO,
+    disable: [v({ confirmation: 'unconfirmed', login: 'disabled' }), [e('account.disabled')], null],
+    enable: NO,
+    move: [v({ confirmation: 'unconfirmed', migration: 'moved' }), [moved('b2', null)], 'b2'],
+    'move.current': [v({ confirmation: 'unconfirmed', migration: 'moved' }), [moved('b1', null)], 'b1'],
+    'move.self': NO,
+    'move.empty': NO,
+    unmove: NO,
+    approve: NO,
+    confirm: [v(), [e('account.confirmed')], null],
+    delete: ['deleted', [e('account.deleted')], null],
   },
   deleted: {
     lock: NO,
@@ -173,6 +232,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     'move.self': NO,
     'move.empty': NO,
     unmove: NO,
+    approve: NO,
+    confirm: NO,
     delete: NO,
   },
 };
@@ -314,14 +375,77 @@ describe('account snapshots for services', () => {
   });
 
   it.each([
-    ['active', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, deleted: false }],
-    ['locked', { locked: true, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, deleted: false }],
-    ['silenced', { locked: false, silenced: true, suspended: false, disabled: false, moved: false, movedToAccountId: null, deleted: false }],
-    ['suspended', { locked: false, silenced: false, suspended: true, disabled: false, moved: false, movedToAccountId: null, deleted: false }],
-    ['disabled', { locked: false, silenced: false, suspended: false, disabled: true, moved: false, movedToAccountId: null, deleted: false }],
-    ['moved', { locked: false, silenced: false, suspended: false, disabled: false, moved: true, movedToAccountId: 'b1', deleted: false }],
-    ['deleted', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, deleted: true }],
+    ['active', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
+    ['locked', { locked: true, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
+    ['silenced', { locked: false, silenced: true, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
+    ['suspended', { locked: false, silenced: false, suspended: true, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
+    ['disabled', { locked: false, silenced: false, suspended: false, disabled: true, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
+    ['moved', { locked: false, silenced: false, suspended: false, disabled: false, moved: true, movedToAccountId: 'b1', approved: true, confirmed: true, deleted: false }],
+    ['pending', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: false, confirmed: true, deleted: false }],
+    ['unconfirmed', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: false, deleted: false }],
+    ['deleted', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: false, confirmed: false, deleted: true }],
   ] as const)('accountFlags(%s)', (named, flags) => {
     expect(accountFlags(START[named])).toEqual(flags);
+  });
+});
+
+describe('account machine: approval and confirmation (definition 2)', () => {
+  it('a new sign-up awaiting approval and confirmation is seeded so, and each gate opens once', () => {
+    const seeded = accountSnapshot({ accountId: A, approved: false, confirmed: false });
+    expect(seeded.value).toEqual(v({ approval: 'pending', confirmation: 'unconfirmed' }));
+    const approved = stepOrThrow(accountMachine, seeded, { type: 'account.approve' });
+    expect(approved.emitted).toEqual([e('account.approved')]);
+    expect(accountFlags(approved.snapshot)).toMatchObject({ approved: true, confirmed: false });
+    // Approving twice is refused, as disabling twice is: nothing is written, nothing emitted.
+    const again = step(accountMachine, approved.snapshot, { type: 'account.approve' });
+    expect(again.accepted).toBe(false);
+    expect(again.emitted).toEqual([]);
+    const confirmed = stepOrThrow(accountMachine, approved.snapshot, { type: 'account.confirm' });
+    expect(confirmed.emitted).toEqual([e('account.confirmed')]);
+    expect(confirmed.snapshot).toEqual({ value: v(), context: { accountId: A, movedToAccountId: null }, version: 2 });
+    expect(step(accountMachine, confirmed.snapshot, { type: 'account.confirm' }).accepted).toBe(false);
+  });
+
+  it('a suspended, pending sign-up can still be approved, and stays suspended', () => {
+    const start: AccountSnapshot = { value: v({ approval: 'pending', suspension: 'suspended' }), context: { accountId: A, movedToAccountId: null }, version: 3 };
+    const r = stepOrThrow(accountMachine, start, { type: 'account.approve' });
+    expect(r.snapshot.value).toEqual(v({ suspension: 'suspended' }));
+    expect(r.emitted).toEqual([e('account.approved')]);
+  });
+
+  // The shape definition 1 stored: five regions, no approval or confirmation.
+  const V1 = {
+    value: { existing: { locking: 'locked', login: 'enabled', migration: 'moved', silencing: 'unsilenced', suspension: 'unsuspended' } },
+    context: { accountId: A, movedToAccountId: 'b1' },
+    version: 4,
+  };
+
+  it('is definition 2, and a definition-1 snapshot of a pending, unconfirmed user migrates from the facts', () => {
+    expect(accountDefinition.version).toBe(2);
+    const migrated = upgradeSnapshot(accountDefinition, { ...V1, definition: 1 }, { approved: false, confirmed: false });
+    expect(migrated).toEqual({
+      value: v({ locking: 'locked', migration: 'moved', approval: 'pending', confirmation: 'unconfirmed' }),
+      context: { accountId: A, movedToAccountId: 'b1' },
+      version: 4,
+    });
+    const approved = stepOrThrow(accountMachine, migrated, { type: 'account.approve' });
+    expect(approved.version).toBe(5);
+    expect(approved.emitted).toEqual([e('account.approved')]);
+    expect(accountFlags(approved.snapshot)).toMatchObject({ locked: true, moved: true, movedToAccountId: 'b1', approved: true, confirmed: false });
+  });
+
+  it('a definition-1 snapshot without facts (no definition stamp, a remote account) migrates approved and confirmed', () => {
+    const migrated = upgradeSnapshot(accountDefinition, V1);
+    expect(migrated.value).toEqual(v({ locking: 'locked', migration: 'moved' }));
+    expect(step(accountMachine, migrated, { type: 'account.approve' }).accepted).toBe(false);
+    expect(stepOrThrow(accountMachine, migrated, { type: 'account.unlock' }).emitted).toEqual([e('account.unlocked')]);
+  });
+
+  it('a deleted definition-1 snapshot stays deleted; a definition-2 snapshot is read as stored', () => {
+    const deleted = { value: 'deleted', context: { accountId: A, movedToAccountId: null }, version: 9, definition: 1 };
+    expect(upgradeSnapshot(accountDefinition, deleted, { approved: false })).toEqual({ value: 'deleted', context: { accountId: A, movedToAccountId: null }, version: 9 });
+    const current = stampSnapshot(accountDefinition, START.pending);
+    expect(current.definition).toBe(2);
+    expect(upgradeSnapshot(accountDefinition, current, { approved: true })).toEqual(START.pending);
   });
 });

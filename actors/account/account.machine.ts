@@ -13,6 +13,8 @@
  *       suspension: unsuspended | suspended    account.suspend / account.unsuspend
  *       login:      enabled | disabled         account.disable / account.enable
  *       migration:  unmoved | moved            account.move {targetAccountId} / account.unmove
+ *       approval:   approved | pending         account.approve (a sign-up awaiting a moderator)
+ *       confirmation: confirmed | unconfirmed  account.confirm (the e-mail address)
  *     deleted (final)                          account.delete, from any existing configuration
  *
  * The issue's named states map onto configurations: "active" = existing with every region at
@@ -37,13 +39,24 @@
  * - `account.unmove` clears the redirect (Mastodon "cancel redirect" / a remote actor Update
  *   without movedTo). Allowed only while moved and not suspended.
  * - Disabled only blocks logging in; it does not restrict the other regions.
+ * - Approval and confirmation are Mastodon's users.approved / users.confirmed_at: one-way (there
+ *   is no "unapprove": a rejected sign-up is deleted; no "unconfirm"). Approving an approved
+ *   account or confirming a confirmed one is not accepted, like disabling a disabled one (the
+ *   CLI reports it as done, as before). They do not depend on the other regions (Mastodon
+ *   approves and confirms regardless of suspension). Remote accounts and accounts seeded without
+ *   these facts are approved and confirmed: the gates concern local sign-ups only.
  *
  * Emitted (payloads carry the account id; effects federate and surface them):
  *   account.locked, account.unlocked (follow service: accept pending requests except from
  *   silenced/muted requesters, see follow.machine.ts `target.unlocked`), account.silenced,
  *   account.unsilenced, account.suspended, account.unsuspended, account.disabled,
  *   account.enabled, account.moved {targetAccountId, previousTargetAccountId},
- *   account.unmoved {previousTargetAccountId}, account.deleted.
+ *   account.unmoved {previousTargetAccountId}, account.approved, account.confirmed,
+ *   account.deleted.
+ *
+ * Definition 2 added the approval and confirmation regions. A snapshot stored by definition 1
+ * lacks them; `migrateAccount` adds them from what the row says (users.approved, confirmed_at),
+ * which the actor store passes as migration facts (approved and confirmed when there is no user).
  *
  * New accounts start `active`. To seed an actor for an existing row (a remote account fetched
  * already locked, a backfill), build the snapshot with `accountSnapshot(...)` instead of
@@ -75,6 +88,8 @@ export type AccountEvent =
   | { type: 'account.enable' }
   | { type: 'account.move'; targetAccountId: string }
   | { type: 'account.unmove' }
+  | { type: 'account.approve' }
+  | { type: 'account.confirm' }
   | { type: 'account.delete' };
 
 export type AccountEmitted =
@@ -88,6 +103,8 @@ export type AccountEmitted =
   | { type: 'account.enabled'; accountId: string }
   | { type: 'account.moved'; accountId: string; targetAccountId: string; previousTargetAccountId: string | null }
   | { type: 'account.unmoved'; accountId: string; previousTargetAccountId: string }
+  | { type: 'account.approved'; accountId: string }
+  | { type: 'account.confirmed'; accountId: string }
   | { type: 'account.deleted'; accountId: string };
 
 type SimpleEmittedType = Exclude<AccountEmitted['type'], 'account.moved' | 'account.unmoved'>;
@@ -265,6 +282,34 @@ export const accountMachine = setup({
             },
           },
         },
+        approval: {
+          initial: 'approved',
+          states: {
+            approved: {},
+            pending: {
+              on: {
+                'account.approve': {
+                  target: 'approved',
+                  actions: { type: 'announce', params: { type: 'account.approved' } },
+                },
+              },
+            },
+          },
+        },
+        confirmation: {
+          initial: 'confirmed',
+          states: {
+            confirmed: {},
+            unconfirmed: {
+              on: {
+                'account.confirm': {
+                  target: 'confirmed',
+                  actions: { type: 'announce', params: { type: 'account.confirmed' } },
+                },
+              },
+            },
+          },
+        },
       },
     },
     deleted: { type: 'final' },
@@ -280,6 +325,10 @@ export interface AccountFlags {
   disabled: boolean;
   moved: boolean;
   movedToAccountId: string | null;
+  /** A sign-up no longer awaiting a moderator (users.approved). */
+  approved: boolean;
+  /** The e-mail address is confirmed (users.confirmed_at). */
+  confirmed: boolean;
   deleted: boolean;
 }
 
@@ -289,6 +338,8 @@ type ExistingValue = {
   suspension: 'unsuspended' | 'suspended';
   login: 'enabled' | 'disabled';
   migration: 'unmoved' | 'moved';
+  approval: 'approved' | 'pending';
+  confirmation: 'confirmed' | 'unconfirmed';
 };
 
 /** The account's flags as booleans, read from a persisted snapshot (for services and rows). */
@@ -301,6 +352,8 @@ export function accountFlags(snapshot: AccountSnapshot): AccountFlags {
       disabled: false,
       moved: false,
       movedToAccountId: null,
+      approved: false,
+      confirmed: false,
       deleted: true,
     };
   }
@@ -313,6 +366,8 @@ export function accountFlags(snapshot: AccountSnapshot): AccountFlags {
     disabled: regions.login === 'disabled',
     moved,
     movedToAccountId: moved ? snapshot.context.movedToAccountId : null,
+    approved: regions.approval !== 'pending',
+    confirmed: regions.confirmation !== 'unconfirmed',
     deleted: false,
   };
 }
@@ -325,6 +380,10 @@ export interface AccountSeed {
   disabled?: boolean;
   /** Non-null: the account already redirects there. */
   movedToAccountId?: string | null;
+  /** false: a sign-up awaiting approval (default true). */
+  approved?: boolean;
+  /** false: e-mail address not confirmed yet (default true). */
+  confirmed?: boolean;
 }
 
 /**
@@ -346,6 +405,8 @@ export function accountSnapshot(seed: AccountSeed): AccountSnapshot {
     suspension: seed.suspended ? 'suspended' : 'unsuspended',
     login: seed.disabled ? 'disabled' : 'enabled',
     migration: movedTo === null ? 'unmoved' : 'moved',
+    approval: seed.approved === false ? 'pending' : 'approved',
+    confirmation: seed.confirmed === false ? 'unconfirmed' : 'confirmed',
   };
   return canonicalize(
     { value: { existing }, context: { accountId: seed.accountId, movedToAccountId: movedTo }, version: 0 },
@@ -353,6 +414,39 @@ export function accountSnapshot(seed: AccountSeed): AccountSnapshot {
   ) as AccountSnapshot;
 }
 
+/** What a migration needs to know besides the stored snapshot: the user row's gates (absent = no user). */
+export interface AccountMigrationFacts {
+  approved?: boolean;
+  confirmed?: boolean;
+}
+
+/**
+ * Brings a snapshot stored by an older definition up to date (same actor version: not a step).
+ * 1 → 2: the approval and confirmation regions are added from the facts (users.approved,
+ * users.confirmed_at); without facts (a remote account, no user) approved and confirmed. A
+ * deleted account stays `deleted`.
+ */
+export function migrateAccount(stored: PersistedSnapshot<unknown>, from: number, facts?: unknown): PersistedSnapshot<unknown> {
+  if (from !== 1) throw new TypeError(`account: no migration from definition ${from}`);
+  if (stored.value === 'deleted') return stored;
+  const f = (facts ?? {}) as AccountMigrationFacts;
+  const existing = (stored.value as { existing?: Record<string, unknown> } | null)?.existing;
+  if (!existing || typeof existing !== 'object') throw new TypeError('account: a definition-1 snapshot must be existing or deleted');
+  return canonicalize(
+    {
+      ...stored,
+      value: {
+        existing: {
+          ...existing,
+          approval: f.approved === false ? 'pending' : 'approved',
+          confirmation: f.confirmed === false ? 'unconfirmed' : 'confirmed',
+        },
+      },
+    },
+    'account snapshot',
+  ) as PersistedSnapshot<unknown>;
+}
+
 /** The account machine with its definition version (bump it and add a migration when old snapshots would be misread). */
-export const accountDefinition = defineMachine(accountMachine, { version: 1 });
+export const accountDefinition = defineMachine(accountMachine, { version: 2, migrate: migrateAccount });
 export type AccountMachine = typeof accountMachine;

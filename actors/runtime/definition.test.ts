@@ -39,6 +39,16 @@ describe('machine definitions', () => {
     expect([next.snapshot.value, next.version]).toEqual(['dark', 8]);
   });
 
+  it('hands the caller\'s facts to the migration (state an older definition left in columns)', () => {
+    const v2 = defineMachine(lamp, {
+      version: 2,
+      migrate: (stored, _from, facts) => ({ ...stored, context: { watts: (facts as { watts?: number } | undefined)?.watts ?? 40 } }),
+    });
+    const old = { value: 'dark', context: {}, version: 3 };
+    expect(upgradeSnapshot(v2, old, { watts: 75 })).toEqual({ value: 'dark', context: { watts: 75 }, version: 3 });
+    expect(upgradeSnapshot(v2, old)).toEqual({ value: 'dark', context: { watts: 40 }, version: 3 });
+  });
+
   it('refuses a snapshot from a newer definition, a migration that changes the version, and a missing migration', () => {
     const v1 = defineMachine(lamp, { version: 1 });
     expect(() => upgradeSnapshot(v1, { value: 'lit', context: { watts: 1 }, version: 2, definition: 2 })).toThrow(InvalidSnapshotError);

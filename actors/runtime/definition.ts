@@ -9,8 +9,8 @@
  *
  * Bump `version` when a change to the machine makes old snapshots wrong (a state renamed, a
  * context key split); `migrate` receives the stored snapshot and the version it was written
- * under, and returns the snapshot as the current definition expects it (same actor version: a
- * migration is not a step). Adding a region or a context key with a default needs no bump.
+ * under (and, optionally, facts its caller read alongside), and returns the snapshot as the
+ * current definition expects it (same actor version: a migration is not a step). Adding a region or a context key with a default needs no bump.
  */
 import type { AnyStateMachine } from 'xstate';
 import type { PersistedSnapshot, PersistedSnapshotOf } from './step.ts';
@@ -20,8 +20,12 @@ export interface MachineDefinition<M extends AnyStateMachine> {
   readonly machine: M;
   /** The definition's version, ≥ 1. */
   readonly version: number;
-  /** Rewrites a snapshot stored under definition `from` (< version) into the current shape. */
-  readonly migrate: (stored: PersistedSnapshot<unknown>, from: number) => PersistedSnapshot<unknown>;
+  /**
+   * Rewrites a snapshot stored under definition `from` (< version) into the current shape.
+   * `facts` are what the caller read next to the snapshot (the actor store: its table's
+   * `migrationFacts(row)`) when a new part of the state already lives in columns.
+   */
+  readonly migrate: (stored: PersistedSnapshot<unknown>, from: number, facts?: unknown) => PersistedSnapshot<unknown>;
 }
 
 /** A snapshot as stored in a row: the persisted form and the definition version that wrote it. */
@@ -48,7 +52,7 @@ export function defineMachine<M extends AnyStateMachine>(
  * it, the `definition` stamp removed. A snapshot from a newer definition than this code knows is
  * refused (a rolled-back deploy must not step, and so overwrite, what a newer one wrote).
  */
-export function upgradeSnapshot<M extends AnyStateMachine>(def: MachineDefinition<M>, stored: StoredSnapshot): PersistedSnapshotOf<M> {
+export function upgradeSnapshot<M extends AnyStateMachine>(def: MachineDefinition<M>, stored: StoredSnapshot, facts?: unknown): PersistedSnapshotOf<M> {
   const from = stored.definition ?? 1;
   if (!Number.isSafeInteger(from) || from < 1) throw new InvalidSnapshotError(`${def.machine.id}: bad definition version ${String(from)}`);
   if (from > def.version) {
@@ -56,7 +60,7 @@ export function upgradeSnapshot<M extends AnyStateMachine>(def: MachineDefinitio
   }
   const { definition: _stamp, ...plain } = stored;
   if (from === def.version) return plain as PersistedSnapshotOf<M>;
-  const migrated = def.migrate(plain, from);
+  const migrated = def.migrate(plain, from, facts);
   if (migrated.version !== plain.version) throw new InvalidSnapshotError(`${def.machine.id}: a migration must keep the actor version`);
   return migrated as PersistedSnapshotOf<M>;
 }

@@ -4,6 +4,7 @@
  * functions either way.
  */
 import { stepAccount } from '../services/account-actor.ts';
+import type { AccountEvent } from '../../actors/account/account.machine.ts';
 import type { Services } from '../context.ts';
 import { createLocalAccount } from '../services/accounts.ts';
 import { RoostError } from '../lib/errors.ts';
@@ -95,38 +96,45 @@ export const COMMANDS: Record<string, Command> = {
  */
 async function modifyAccount(services: Services, args: CommandArgs): Promise<Record<string, unknown>> {
   const username = reqString(args, 'username');
-  const em = services.db.em();
-  const account = await em.findOne(AccountSchema, { username: { $ilike: username.replace(/[\\%_]/g, '\\$&') }, domain: null });
-  const user = account ? await em.findOne(UserSchema, { accountId: account.id }) : null;
-  if (!account || !user) throw new RoostError(404, `No local account ${username}`);
-  const changes: string[] = [];
-  if (typeof args.role === 'string') {
-    const role = await em.findOne(UserRoleSchema, { name: { $ilike: args.role } });
-    if (!role) throw new RoostError(422, `Role ${args.role} does not exist`);
-    user.roleId = role.id;
-    changes.push(`role ${role.name}`);
-  }
-  if (args.removeRole === true) {
-    user.roleId = null;
-    changes.push('role removed');
-  }
-  if (args.approve === true) {
-    user.approved = true;
-    changes.push('approved');
-  }
-  if (args.confirm === true) {
-    user.confirmedAt ??= services.clock.now();
-    changes.push('confirmed');
-  }
-  const login = args.disable === true ? 'disable' : args.enable === true ? 'enable' : null;
-  if (login) changes.push(login === 'disable' ? 'disabled' : 'enabled');
-  if (changes.length === 0) throw new RoostError(422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable or --enable');
-  user.updatedAt = services.clock.now();
-  await em.flush();
-  // Login is a step of the account actor (it writes users.disabled; already so is a no-op, as before).
-  if (login) await stepAccount(services, account.id, { type: login === 'disable' ? 'account.disable' : 'account.enable' }, { origin: 'operator' });
+  const result = await services.db.em().transactional(async (em) => {
+    const account = await em.findOne(AccountSchema, { username: { $ilike: username.replace(/[\\%_]/g, '\\$&') }, domain: null });
+    const user = account ? await em.findOne(UserSchema, { accountId: account.id }) : null;
+    if (!account || !user) throw new RoostError(404, `No local account ${username}`);
+    const changes: string[] = [];
+    // Steps of the account actor (origin operator): it writes users.approved / confirmed_at /
+    // disabled and the events. Already so is a refused step, reported as done (as before).
+    const steps: AccountEvent[] = [];
+    if (typeof args.role === 'string') {
+      const role = await em.findOne(UserRoleSchema, { name: { $ilike: args.role } });
+      if (!role) throw new RoostError(422, `Role ${args.role} does not exist`);
+      user.roleId = role.id;
+      changes.push(`role ${role.name}`);
+    }
+    if (args.removeRole === true) {
+      user.roleId = null;
+      changes.push('role removed');
+    }
+    if (args.approve === true) {
+      steps.push({ type: 'account.approve' });
+      changes.push('approved');
+    }
+    if (args.confirm === true) {
+      steps.push({ type: 'account.confirm' });
+      changes.push('confirmed');
+    }
+    const login = args.disable === true ? 'disable' : args.enable === true ? 'enable' : null;
+    if (login) {
+      steps.push({ type: login === 'disable' ? 'account.disable' : 'account.enable' });
+      changes.push(login === 'disable' ? 'disabled' : 'enabled');
+    }
+    if (changes.length === 0) throw new RoostError(422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable or --enable');
+    user.updatedAt = services.clock.now();
+    await em.flush();
+    for (const event of steps) await stepAccount(services, account.id, event, { origin: 'operator', em });
+    return { username: account.username, changes };
+  });
   forgetViewer(services); // the authentication cache must not outlive a disable or an approval here
-  return { username: account.username, changes };
+  return result;
 }
 
 export async function runCommand(services: Services, name: string, args: CommandArgs, deps: CommandDeps): Promise<Record<string, unknown>> {

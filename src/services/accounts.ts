@@ -128,7 +128,8 @@ export async function createLocalAccount(services: Services, input: CreateLocalA
       updatedAt: now,
     });
     // A new account is born with its account actor's snapshot (version 0: its creation is not an event).
-    account.machine = newAccountSnapshot({ accountId: account.id });
+    // Its approval and confirmation regions say what the user row says (projected from now on).
+    account.machine = newAccountSnapshot({ accountId: account.id, approved: input.approved ?? true, confirmed: !!input.confirmed });
     // Ids are plain columns, not ORM relations: insert the account before the rows that refer to it.
     await tx.flush();
     for (const k of keys) {

@@ -5,7 +5,8 @@
  * own):
  *   1. lock the actor's row (`select … for update`; none yet: the insert below races on the
  *      table's unique key instead);
- *   2. restore the stored snapshot, migrated when an older machine definition wrote it (a row
+ *   2. restore the stored snapshot, migrated when an older machine definition wrote it (with
+ *      the facts the table reads off the row for that, `migrationFacts`; a row
  *      from before its actor is seeded from its columns by the table's `seed`);
  *   3. step the machine purely (actors/runtime/step.ts);
  *   4. write with a version check: `update … where id = $ and machine_version = $previous`, or
@@ -63,6 +64,8 @@ export interface ActorTable<M extends AnyStateMachine, K, R extends object, X = 
   /** The WHERE clause (with $1… params) that finds the row of `key`. */
   locate(key: K): { where: string; params: unknown[] };
   input(key: K): InputFrom<M>;
+  /** What the definition's migrate hook needs from the row besides the stored snapshot. */
+  migrationFacts?(row: RawRow): unknown;
   /** The snapshot a row's columns stand for, for rows written before their actor existed. */
   seed?(row: RawRow): PersistedSnapshot<unknown>;
   /** The columns of a new row besides the projected ones. Without it, a missing row is a 404. */
@@ -119,7 +122,7 @@ export async function stepActor<M extends AnyStateMachine, K, R extends object, 
       const [row] = await sql.query<RawRow>(`select ${table.select ?? '*'} from ${table.table} where ${where} for update of ${table.table}`, params);
       if (!row && !table.insert) throw new RoostError(404, 'Record not found');
       const stored = (row?.machine as StoredSnapshot | null | undefined) ?? (row && table.seed ? table.seed(row) : undefined);
-      const previous = stored ? upgradeSnapshot(table.definition, stored) : undefined;
+      const previous = stored ? upgradeSnapshot(table.definition, stored, row && table.migrationFacts ? table.migrationFacts(row) : undefined) : undefined;
       const r = step(table.definition.machine, previous, event, table.input(key));
       if (!r.accepted) {
         return {

@@ -10,7 +10,7 @@ import { createTestUser, relationshipOf } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { setAccountLocked, setAccountSilenced } from '../../src/services/relationships.ts';
 import { stepAccount } from '../../src/services/account-actor.ts';
-import { accountFlags, type AccountSnapshot } from '../../actors/account/account.machine.ts';
+import { accountDefinition, accountFlags, type AccountSnapshot } from '../../actors/account/account.machine.ts';
 
 let a: TestRoost;
 let b: TestRoost;
@@ -119,7 +119,9 @@ describe('concurrent steps of one account actor', () => {
     );
     expect(row).toMatchObject({ locked: true, moved_to: ivy.account.id, silenced: true, disabled: true, v: 4 });
     const snapshot = JSON.parse(row!.machine) as AccountSnapshot & { definition: number };
-    expect(snapshot.definition).toBe(1);
+    // Stamped with the definition that wrote it: 2 since approval and confirmation joined the machine.
+    expect(snapshot.definition).toBe(accountDefinition.version);
+    expect(accountDefinition.version).toBe(2);
     expect(accountFlags(snapshot)).toMatchObject({ locked: true, moved: true, movedToAccountId: ivy.account.id, silenced: true, disabled: true });
     const events = (await outbox(a, hal.account.id)).filter((e) => e.actor_id === hal.account.id);
     expect(events.map((e) => e.actor_version).sort()).toEqual([1, 2, 3, 4]);
