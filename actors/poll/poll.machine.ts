@@ -1,0 +1,361 @@
+/**
+ * Poll actor: one per poll (local polls and remote Questions alike), keyed by the poll id.
+ *
+ * Created with its whole description as input (the statuses service creates the poll with its
+ * status): `create(pollMachine, input)` gives the version-0 snapshot and `poll.close_scheduled`
+ * (entry of `open`, only when the poll has an end), or the first `step` with that input carries
+ * the same event in front of its own.
+ *
+ * States (adjectives):
+ *   open     votes are counted
+ *   closed   ended (the close timer at expiresAt, the author ending it early, or a remote
+ *            tally saying so); remote tallies may still correct the counts
+ *   deleted  its status was deleted; accepts nothing
+ *
+ * Events (imperatives; `now` is an ISO instant the service reads from its clock):
+ *   poll.vote       {voterId, choices, now, local} — voterId is a local account id or a remote
+ *                   actor URI; `local` says the voter is a local account. Refused (see
+ *                   `pollVoteRefusal`, which gives the reason and Mastodon's 422 message) when
+ *                   closed, expired (now ≥ expiresAt), choices empty / out of range / duplicated,
+ *                   more than one choice on a single-choice poll, the voter already voted, or a
+ *                   remote voter on a remote poll (its votes reach us as tallies).
+ *   poll.close      {now} — open → closed. Once: in closed it is refused, so the close timer
+ *                   firing after an early close writes nothing.
+ *   poll.tally      {counts, votersCount, closed?} — a remote poll's Update: replaces the
+ *                   counts (local voters' own votes are kept); `closed: true` closes it. Refused
+ *                   for local polls and for counts that do not fit the options.
+ *   poll.update_due {now} — the throttle timer: only while an Update is pending.
+ *   poll.delete     open/closed → deleted.
+ *
+ * Emitted (facts):
+ *   poll.close_scheduled {pollId, runAt}   on creation, runAt = expiresAt (no end, no timer)
+ *   poll.voted {pollId, voterId, choices, local}
+ *                                          every accepted vote; `local` on a remote poll means
+ *                                          "deliver this vote to the poll's server"
+ *   poll.update_scheduled {pollId, runAt}  a vote on a LOCAL poll while no Update is pending:
+ *                                          runAt = max(now, lastUpdateSentAt + 3 min). At most
+ *                                          one pending, so the Update of the Question goes out
+ *                                          at most once per 3 minutes per poll (mission spec).
+ *   poll.updated {pollId}                  send the Update now (on poll.update_due, and the
+ *                                          final one when a local poll closes)
+ *   poll.closed {pollId, voterIds}         exactly once per poll: the poll-ended notification
+ *                                          for the voters (local ones; remote ids are URIs) and
+ *                                          the author (the service knows the status' author)
+ *   poll.deleted {pollId}                  drop pending timers
+ *
+ * Context holds the counts and who voted for what (voterId → choice indexes), so a double vote
+ * is refused by the actor itself and `own_votes` is read from the snapshot (`renderPoll`).
+ */
+import { assign, emit, enqueueActions, setup } from 'xstate';
+import type { PersistedSnapshot } from '../runtime/step.ts';
+import { InvalidSnapshotError } from '../runtime/step.ts';
+import { defineMachine } from '../runtime/definition.ts';
+
+/** The mission's throttle: one ActivityPub Update per poll per 3 minutes. */
+export const POLL_UPDATE_INTERVAL_MS = 3 * 60 * 1000;
+
+export interface PollInput {
+  pollId: string;
+  /** The poll belongs to this server (its Updates are ours to send). */
+  local: boolean;
+  /** Option titles, in order. */
+  options: string[];
+  multiple: boolean;
+  hideTotals: boolean;
+  /** ISO instant, or null for a (remote) poll without an end. */
+  expiresAt: string | null;
+  /** A remote poll's tallies when first seen; zeros otherwise. */
+  votes?: number[];
+  votersCount?: number;
+}
+
+export interface PollContext {
+  pollId: string;
+  local: boolean;
+  options: string[];
+  multiple: boolean;
+  hideTotals: boolean;
+  expiresAt: string | null;
+  /** Votes per option, same order as options. */
+  votes: number[];
+  /** Who voted (local account id or remote actor URI) → the option indexes chosen, ascending. */
+  voters: Record<string, number[]>;
+  /** Distinct voters (for a remote poll: what its server says). */
+  votersCount: number;
+  closedAt: string | null;
+  /** When the last Update of the Question was sent (local polls). */
+  lastUpdateSentAt: string | null;
+  /** An Update is scheduled and not yet sent. */
+  updatePending: boolean;
+}
+
+export type PollEvent =
+  | { type: 'poll.vote'; voterId: string; choices: number[]; now: string; local: boolean }
+  | { type: 'poll.close'; now: string }
+  | { type: 'poll.tally'; counts: number[]; votersCount: number | null; closed?: boolean }
+  | { type: 'poll.update_due'; now: string }
+  | { type: 'poll.delete' };
+
+export type PollEmitted =
+  | { type: 'poll.close_scheduled'; pollId: string; runAt: string }
+  | { type: 'poll.voted'; pollId: string; voterId: string; choices: number[]; local: boolean }
+  | { type: 'poll.update_scheduled'; pollId: string; runAt: string }
+  | { type: 'poll.updated'; pollId: string }
+  | { type: 'poll.closed'; pollId: string; voterIds: string[] }
+  | { type: 'poll.deleted'; pollId: string };
+
+export type PollState = 'open' | 'closed' | 'deleted';
+
+export type PollSnapshot = PersistedSnapshot<PollContext>;
+
+export type PollVoteRefusalReason =
+  | 'closed'
+  | 'expired'
+  | 'already_voted'
+  | 'no_choice'
+  | 'invalid_choice'
+  | 'duplicate_choice'
+  | 'single_choice'
+  | 'remote_poll'
+  | 'invalid_time';
+
+export interface PollVoteRefusal {
+  reason: PollVoteRefusalReason;
+  /** Mastodon's 422 body text. */
+  error: string;
+}
+
+const REFUSAL_ERRORS: Record<PollVoteRefusalReason, string> = {
+  closed: 'Validation failed: The poll has already ended',
+  expired: 'Validation failed: The poll has already ended',
+  already_voted: 'Validation failed: You have already voted on this poll',
+  no_choice: 'Validation failed: Choices can\'t be blank',
+  invalid_choice: 'Validation failed: The chosen vote option does not exist',
+  duplicate_choice: 'Validation failed: You have already voted on this poll',
+  single_choice: 'Validation failed: You have already voted on this poll',
+  remote_poll: 'Validation failed: Votes on a remote poll come from its server',
+  invalid_time: 'Validation failed: invalid time',
+};
+
+function ms(iso: string | null): number {
+  return iso === null ? Number.NaN : Date.parse(iso);
+}
+
+/** Whether the poll is past its end at `now` (closed or not). */
+export function pollExpiredAt(context: PollContext, now: string): boolean {
+  return context.expiresAt !== null && ms(now) >= ms(context.expiresAt);
+}
+
+/**
+ * Why `poll.vote` would be refused in `state`, or null when it would be accepted. The machine's
+ * guard is this function; a service calls it after a rejected step for the 422 message.
+ */
+export function pollVoteRefusal(
+  state: PollState,
+  context: PollContext,
+  vote: { voterId: string; choices: number[]; now: string; local: boolean },
+): PollVoteRefusal | null {
+  const refuse = (reason: PollVoteRefusalReason): PollVoteRefusal => ({ reason, error: REFUSAL_ERRORS[reason] });
+  if (state !== 'open') return refuse('closed');
+  if (!Number.isFinite(ms(vote.now))) return refuse('invalid_time');
+  if (pollExpiredAt(context, vote.now)) return refuse('expired');
+  if (!context.local && !vote.local) return refuse('remote_poll');
+  if (Object.hasOwn(context.voters, vote.voterId)) return refuse('already_voted');
+  if (!Array.isArray(vote.choices) || vote.choices.length === 0) return refuse('no_choice');
+  if (vote.choices.some((c) => !Number.isInteger(c) || c < 0 || c >= context.options.length)) return refuse('invalid_choice');
+  if (new Set(vote.choices).size !== vote.choices.length) return refuse('duplicate_choice');
+  if (!context.multiple && vote.choices.length > 1) return refuse('single_choice');
+  return null;
+}
+
+function validTally(context: PollContext, event: PollEvent): boolean {
+  if (event.type !== 'poll.tally' || context.local) return false;
+  const countOk = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return (
+    Array.isArray(event.counts) &&
+    event.counts.length === context.options.length &&
+    event.counts.every(countOk) &&
+    (event.votersCount === null || countOk(event.votersCount))
+  );
+}
+
+function validNow(event: PollEvent): boolean {
+  return 'now' in event && typeof event.now === 'string' && Number.isFinite(ms(event.now));
+}
+
+export const pollMachine = setup({
+  types: {
+    context: {} as PollContext,
+    events: {} as PollEvent,
+    input: {} as PollInput,
+    emitted: {} as PollEmitted,
+  },
+  guards: {
+    voteAcceptable: ({ context, event }) => event.type === 'poll.vote' && pollVoteRefusal('open', context, event) === null,
+    validTally: ({ context, event }) => validTally(context, event),
+    closingTally: ({ context, event }) => validTally(context, event) && event.type === 'poll.tally' && event.closed === true,
+    validNow: ({ event }) => validNow(event),
+    updatePending: ({ context, event }) => context.updatePending && validNow(event),
+  },
+  actions: {
+    scheduleClose: enqueueActions(({ context, enqueue }) => {
+      if (context.expiresAt !== null) enqueue.emit({ type: 'poll.close_scheduled', pollId: context.pollId, runAt: context.expiresAt });
+    }),
+    recordVote: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'poll.vote') return;
+      const choices = [...event.choices].sort((a, b) => a - b);
+      const votes = context.votes.map((n, i) => (choices.includes(i) ? n + 1 : n));
+      const scheduleUpdate = context.local && !context.updatePending;
+      enqueue.assign({
+        votes,
+        voters: { ...context.voters, [event.voterId]: choices },
+        votersCount: context.votersCount + 1,
+        updatePending: context.updatePending || context.local,
+      });
+      enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local });
+      if (scheduleUpdate) {
+        const earliest = context.lastUpdateSentAt === null ? ms(event.now) : ms(context.lastUpdateSentAt) + POLL_UPDATE_INTERVAL_MS;
+        const runAt = earliest > ms(event.now) ? new Date(earliest).toISOString() : event.now;
+        enqueue.emit({ type: 'poll.update_scheduled', pollId: context.pollId, runAt });
+      }
+    }),
+    sendUpdate: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'poll.update_due') return;
+      enqueue.assign({ updatePending: false, lastUpdateSentAt: event.now });
+      enqueue.emit({ type: 'poll.updated', pollId: context.pollId });
+    }),
+    applyTally: assign(({ context, event }) => {
+      if (event.type !== 'poll.tally') return {};
+      const votersCount =
+        event.votersCount ?? (context.multiple ? context.votersCount : event.counts.reduce((sum, n) => sum + n, 0));
+      return { votes: [...event.counts], votersCount };
+    }),
+    /** Closing: closedAt, the final Update of a local poll, the notification fact. */
+    close: enqueueActions(({ context, event, enqueue }) => {
+      const now = event.type === 'poll.close' ? event.now : (context.expiresAt ?? null);
+      enqueue.assign({ closedAt: now, updatePending: false });
+      if (context.local && event.type === 'poll.close') {
+        enqueue.assign({ lastUpdateSentAt: event.now });
+        enqueue.emit({ type: 'poll.updated', pollId: context.pollId });
+      }
+      enqueue.emit({ type: 'poll.closed', pollId: context.pollId, voterIds: Object.keys(context.voters).sort() });
+    }),
+    announceDeleted: emit(({ context }) => ({ type: 'poll.deleted' as const, pollId: context.pollId })),
+  },
+}).createMachine({
+  id: 'poll',
+  context: ({ input }) => {
+    if (typeof input?.pollId !== 'string' || input.pollId === '') throw new TypeError('poll: input.pollId must be a non-empty string');
+    if (!Array.isArray(input.options) || input.options.length < 1 || input.options.some((o) => typeof o !== 'string')) {
+      throw new TypeError('poll: input.options must be a non-empty list of titles');
+    }
+    if (input.expiresAt !== null && !Number.isFinite(ms(input.expiresAt))) throw new TypeError('poll: input.expiresAt must be an ISO instant or null');
+    const votes = input.votes ?? input.options.map(() => 0);
+    if (votes.length !== input.options.length) throw new TypeError('poll: input.votes must have one count per option');
+    return {
+      pollId: input.pollId,
+      local: input.local,
+      options: [...input.options],
+      multiple: input.multiple,
+      hideTotals: input.hideTotals,
+      expiresAt: input.expiresAt === null ? null : new Date(input.expiresAt).toISOString(),
+      votes: [...votes],
+      voters: {},
+      votersCount: input.votersCount ?? 0,
+      closedAt: null,
+      lastUpdateSentAt: null,
+      updatePending: false,
+    };
+  },
+  initial: 'open',
+  states: {
+    open: {
+      entry: 'scheduleClose',
+      on: {
+        'poll.vote': { guard: 'voteAcceptable', actions: 'recordVote' },
+        'poll.close': { guard: 'validNow', target: 'closed', actions: 'close' },
+        'poll.tally': [
+          { guard: 'closingTally', target: 'closed', actions: ['applyTally', 'close'] },
+          { guard: 'validTally', actions: 'applyTally' },
+        ],
+        'poll.update_due': { guard: 'updatePending', actions: 'sendUpdate' },
+        'poll.delete': { target: 'deleted', actions: 'announceDeleted' },
+      },
+    },
+    closed: {
+      on: {
+        // A remote server's late Update still corrects the counts; it never closes twice.
+        'poll.tally': { guard: 'validTally', actions: 'applyTally' },
+        'poll.delete': { target: 'deleted', actions: 'announceDeleted' },
+      },
+    },
+    deleted: {},
+  },
+});
+
+/** The state of a persisted poll snapshot. */
+export function pollState(snapshot: PollSnapshot): PollState {
+  return snapshot.value as PollState;
+}
+
+/** Closed or deleted: no more votes. */
+export function pollClosed(snapshot: PollSnapshot): boolean {
+  return snapshot.value !== 'open';
+}
+
+/** Definition 1. Nothing was stored before it, so there is nothing to migrate from yet. */
+export const pollDefinition = defineMachine(pollMachine, {
+  version: 1,
+  migrate: (_stored, from) => {
+    throw new InvalidSnapshotError(`poll: no migration from definition ${from} to 1`);
+  },
+});
+export type PollMachine = typeof pollMachine;
+
+// ── The Mastodon Poll entity, as far as the snapshot knows it ─────────────────────────────
+
+/** Who is looking: null for an anonymous request. */
+export interface PollViewer {
+  /** The viewer's voter id (local account id). */
+  accountId: string;
+  /** The viewer wrote the poll's status: Mastodon shows them the results at once. */
+  isAuthor: boolean;
+}
+
+/** Poll entity fields derivable from the snapshot (the service adds `id` and `emojis`). */
+export interface PollEntityFields {
+  expires_at: string | null;
+  expired: boolean;
+  multiple: boolean;
+  votes_count: number;
+  voters_count: number | null;
+  options: { title: string; votes_count: number | null }[];
+  voted?: boolean;
+  own_votes?: number[];
+}
+
+/**
+ * Renders the snapshot as Mastodon's Poll entity fields at `now`. Option counts are null while
+ * totals are hidden and the poll is not expired, except for the author. `voters_count` is null
+ * for single-choice polls. `voted`/`own_votes` appear only for a viewer; the author counts as
+ * having voted (Mastodon's `voted?`), with the choices they actually made.
+ */
+export function renderPoll(snapshot: PollSnapshot, viewer: PollViewer | null, now: string): PollEntityFields {
+  const c = snapshot.context;
+  const expired = snapshot.value !== 'open' || pollExpiredAt(c, now);
+  const showCounts = !c.hideTotals || expired || viewer?.isAuthor === true;
+  const fields: PollEntityFields = {
+    expires_at: c.expiresAt,
+    expired,
+    multiple: c.multiple,
+    votes_count: c.votes.reduce((sum, n) => sum + n, 0),
+    voters_count: c.multiple ? c.votersCount : null,
+    options: c.options.map((title, i) => ({ title, votes_count: showCounts ? (c.votes[i] ?? 0) : null })),
+  };
+  if (viewer !== null) {
+    const own = Object.hasOwn(c.voters, viewer.accountId) ? c.voters[viewer.accountId] : undefined;
+    fields.voted = viewer.isAuthor || own !== undefined;
+    fields.own_votes = own ? [...own] : [];
+  }
+  return fields;
+}
