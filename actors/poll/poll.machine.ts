@@ -22,8 +22,9 @@
  *   poll.close      {now} — open → closed. Once: in closed it is refused, so the close timer
  *                   firing after an early close writes nothing.
  *   poll.tally      {counts, votersCount, closed?} — a remote poll's Update: replaces the
- *                   counts (local voters' own votes are kept); `closed: true` closes it. Refused
- *                   for local polls and for counts that do not fit the options.
+ *                   counts (local voters' own votes are kept); `closed: true` closes it (closedAt
+ *                   = expiresAt, the end its server announced). Refused for local polls and for
+ *                   counts that do not fit the options.
  *   poll.update_due {now} — the throttle timer: only while an Update is pending.
  *   poll.delete     open/closed → deleted.
  *
