@@ -72,7 +72,8 @@ export class Migration20261123180000_statuses extends Migration {
     this.addSql(`create table status_idempotency_keys (
       account_id bigint not null references accounts (id) on delete cascade,
       key text not null,
-      status_id bigint not null references statuses (id) on delete cascade,
+      -- Deferred: the key is claimed first in the creating transaction, the status inserted after.
+      status_id bigint not null references statuses (id) on delete cascade deferrable initially deferred,
       created_at timestamptz not null,
       primary key (account_id, key)
     )`);
