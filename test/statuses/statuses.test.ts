@@ -7,6 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
+import { unknownKeys, validate } from '../serializers/openapi-check.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -132,6 +133,23 @@ describe('a status from post to delete', () => {
   });
 });
 
+describe('the Status entity', () => {
+  it("matches Mastodon's OpenAPI Status schema: own, someone else's, a reblog, signed out", async () => {
+    const app = await apiRequest(roost, '/api/v1/apps', { body: { client_name: 'Schema', website: 'https://app.example', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read write' } });
+    const [row] = await roost.services.db.sql.query<{ id: string }>(`select id::text from oauth_applications where client_id = $1`, [app.body.client_id]);
+    const { token } = await issueAccessToken(roost.services, { applicationId: row!.id, userId: alice.user.id, scopes: ['read', 'write'] });
+    const own = await apiRequest(roost, '/api/v1/statuses', { token, body: { status: 'schema @bob #check https://example.com', spoiler_text: 'cw', language: 'en' } });
+    expect(own.body.application).toEqual({ name: 'Schema', website: 'https://app.example' });
+    const reply = (await post(bob, { status: '@alice ok', in_reply_to_id: own.body.id })).body;
+    const boost = (await bob.api(`/api/v1/statuses/${own.body.id}/reblog`, { method: 'POST' })).body;
+    const anon = (await apiRequest(roost, `/api/v1/statuses/${reply.id}`)).body;
+    for (const s of [own.body, reply, boost, anon]) {
+      expect(validate('Status', s)).toEqual([]);
+      expect(unknownKeys('Status', s)).toEqual([]);
+    }
+  });
+});
+
 describe('posting rules', () => {
   it('counts characters as Mastodon: 500 pass, 501 fail, a URL counts 23', async () => {
     expect((await post(alice, { status: 'a'.repeat(500) })).status).toBe(200);
@@ -165,6 +183,12 @@ describe('posting rules', () => {
     expect(c.body.id).not.toBe(a.body.id);
     const [{ n }] = await roost.services.db.sql.query<{ n: number }>(`select count(*)::int as n from statuses where text = 'once'`);
     expect(n).toBe(2);
+    // Sent at once, several requests with one key still make one status.
+    const racing = await Promise.all([1, 2, 3].map(() => post(alice, { status: 'racing' }, { 'idempotency-key': 'k2' })));
+    expect(racing.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(racing.map((r) => r.body.id)).size).toBe(1);
+    const [{ m }] = await roost.services.db.sql.query<{ m: number }>(`select count(*)::int as m from statuses where text = 'racing'`);
+    expect(m).toBe(1);
     // An hour later the key is free again.
     await roost.services.db.sql.query(`update status_idempotency_keys set created_at = created_at - interval '61 minutes'`);
     const d = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });
