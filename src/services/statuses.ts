@@ -220,8 +220,8 @@ async function discardStatus(services: Services, sql: Sql, s: { id: string; acco
 }
 
 /**
- * Deletes the author's status (and the reblogs of it, as Mastodon does). The caller renders the
- * status it read before (with its source text).
+ * Deletes the author's status (and the reblogs of it, as Mastodon does), or the author's reblog.
+ * The caller renders the status it read before (with its source text).
  */
 export async function deleteStatus(services: Services, accountId: string, id: string): Promise<void> {
   const now = services.clock.now();
@@ -239,7 +239,10 @@ export async function deleteStatus(services: Services, accountId: string, id: st
       actorKind: 'status',
       actorId: id,
       origin: 'client',
-      event: { type: 'status.deleted', statusId: id, accountId, reblogIds: reblogs.map((r) => r.id) },
+      // Deleting one's reblog is taking the reblog back.
+      event: s.reblogOfId
+        ? { type: 'status.unreblogged', statusId: id, reblogOfId: s.reblogOfId, accountId }
+        : { type: 'status.deleted', statusId: id, accountId, reblogIds: reblogs.map((r) => r.id) },
     });
   });
 }

@@ -97,6 +97,11 @@ describe('a status from post to delete', () => {
     const unreb = await bob.api(`/api/v1/statuses/${s.id}/unreblog`, { method: 'POST' });
     expect(unreb.body).toMatchObject({ id: s.id, reblogged: false, reblogs_count: 0 });
     expect((await bob.api(`/api/v1/statuses/${boost.body.id}`)).status).toBe(404);
+    // A reblog can also go by DELETE, as on Mastodon.
+    const again = (await bob.api(`/api/v1/statuses/${s.id}/reblog`, { method: 'POST' })).body;
+    const undone = await bob.api(`/api/v1/statuses/${again.id}`, { method: 'DELETE' });
+    expect([undone.status, undone.body.reblog.id]).toEqual([200, s.id]);
+    expect((await apiRequest(roost, `/api/v1/statuses/${s.id}`)).body.reblogs_count).toBe(0);
 
     // Source, then delete: the answer carries the source text, not the HTML.
     const source = await alice.api(`/api/v1/statuses/${s.id}/source`);
@@ -114,7 +119,8 @@ describe('a status from post to delete', () => {
       `select type, origin from outbox_events where actor_kind = 'status' order by id`,
     );
     expect(events.map((e) => e.type)).toEqual([
-      'status.created', 'status.created', 'status.created', 'status.favourited', 'status.reblogged', 'status.unfavourited', 'status.unreblogged', 'status.deleted',
+      'status.created', 'status.created', 'status.created', 'status.favourited', 'status.reblogged', 'status.unfavourited', 'status.unreblogged',
+      'status.reblogged', 'status.unreblogged', 'status.deleted',
     ]);
     expect(new Set(events.map((e) => e.origin))).toEqual(new Set(['client']));
   });

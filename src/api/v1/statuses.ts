@@ -77,7 +77,7 @@ export function statusRoutes(router: Router, services: Services): void {
     const viewer = await requireUser(services, ctx, WRITE);
     const id = requireId(ctx.params.id);
     const s = await findVisibleStatus(services, id, viewer.account.id);
-    if (!s || s.accountId !== viewer.account.id || s.reblogOfId) throw new RoostError(404, 'Record not found');
+    if (!s || s.accountId !== viewer.account.id) throw new RoostError(404, 'Record not found');
     // Rendered before it goes, with its source text (Mastodon's source_requested).
     const rendered = await renderStatus(services, id, viewer.account.id, { source: true });
     await deleteStatus(services, viewer.account.id, id);
