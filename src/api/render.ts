@@ -6,6 +6,9 @@
 import type { Services } from '../context.ts';
 import { loadAccountPage, type PageOptions } from '../services/reads/accounts.ts';
 import { serializeAccount, type MastodonAccount } from '../serializers/account.ts';
+import { loadStatusPage } from '../services/reads/statuses.ts';
+import { serializeStatus, type MastodonStatus, type SerializeStatusOptions } from '../serializers/status.ts';
+import { RoostError } from '../lib/errors.ts';
 
 /** Accounts by id, in the order given (unknown ids left out, repeats kept). */
 export async function renderAccounts(services: Services, ids: readonly string[], opts: PageOptions = {}): Promise<MastodonAccount[]> {
@@ -21,4 +24,32 @@ export async function renderAccounts(services: Services, ids: readonly string[],
 /** One account rendered, or null when unknown. */
 export async function renderAccount(services: Services, id: string, opts: PageOptions = {}): Promise<MastodonAccount | null> {
   return (await renderAccounts(services, [id], opts))[0] ?? null;
+}
+
+/**
+ * Statuses by id, in the order given (unknown ones left out): one batched status view for the page
+ * (reads/statuses.ts loadStatusPage: a fixed number of statements), then serializeStatus each.
+ * Callers pass only ids the viewer may see.
+ */
+export async function renderStatuses(
+  services: Services,
+  ids: readonly string[],
+  viewerId: string | null,
+  opts: SerializeStatusOptions = {},
+): Promise<MastodonStatus[]> {
+  const { statuses, view } = await loadStatusPage(services, ids, viewerId);
+  const out: MastodonStatus[] = [];
+  for (const id of ids) {
+    const s = statuses.get(id);
+    const json = s ? serializeStatus(s, statuses, view, opts) : null;
+    if (json) out.push(json);
+  }
+  return out;
+}
+
+/** One status rendered, or a 404 when it is not there. */
+export async function renderStatus(services: Services, id: string, viewerId: string | null, opts: SerializeStatusOptions = {}): Promise<MastodonStatus> {
+  const [json] = await renderStatuses(services, [id], viewerId, opts);
+  if (!json) throw new RoostError(404, 'Record not found');
+  return json;
 }

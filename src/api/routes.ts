@@ -11,6 +11,7 @@ import { accountRoutes } from './v1/accounts.ts';
 import { accountRelationshipRoutes } from './v1/accounts/relationships.ts';
 import { followRequestRoutes } from './v1/follow_requests.ts';
 import { blocksRoutes } from './v1/blocks.ts';
+import { statusRoutes } from './v1/statuses.ts';
 import { accountCollectionRoutes } from './v1/accounts/collections.ts';
 import { mediaFileRoutes } from './media-files.ts';
 import { suggestionRoutes } from './v1/suggestions.ts';
@@ -36,6 +37,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   followRequestRoutes(router, services);
   blocksRoutes(router, services);
   accountCollectionRoutes(router, services);
+  statusRoutes(router, services);
   mediaFileRoutes(router, services);
   suggestionRoutes(router, services);
   profileRoutes(router, services);

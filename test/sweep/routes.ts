@@ -37,7 +37,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -65,6 +65,17 @@ const READ_ACCOUNTS = ['read', 'read:accounts'];
 const WRITE_ACCOUNTS = ['write', 'write:accounts'];
 const FOLLOWS = ['follow', 'write:follows'];
 const ACCOUNT = { id: 'account' } as const;
+const STATUS = { id: 'status' } as const;
+const READ_STATUSES = ['read', 'read:statuses'];
+const WRITE_STATUSES = ['write', 'write:statuses'];
+const statusAction = (action: string, scopes: string[], params: Record<string, Kind> = {}): RouteSpec => ({
+  method: 'POST',
+  path: `/api/v1/statuses/:id/${action}`,
+  auth: 'user',
+  scopes,
+  pathParams: STATUS,
+  params,
+});
 
 const relationship = (action: string, scopes: string[], params: Record<string, Kind> = {}): RouteSpec => ({
   method: 'POST',
@@ -161,7 +172,31 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/accounts/familiar_followers', auth: 'user', scopes: ['read', 'read:follows'], params: { id: 'ids' } },
   { method: 'GET', path: '/api/v1/accounts/:id/followers', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT, params: PAGE },
   { method: 'GET', path: '/api/v1/accounts/:id/following', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT, params: PAGE },
-  { method: 'GET', path: '/api/v1/accounts/:id/statuses', auth: 'public+scope', scopes: ['read', 'read:statuses'], pathParams: ACCOUNT, params: { ...PAGE, pinned: 'bool', only_media: 'bool', exclude_replies: 'bool', tagged: 'string' } },
+  { method: 'GET', path: '/api/v1/accounts/:id/statuses', auth: 'public+scope', scopes: READ_STATUSES, pathParams: ACCOUNT, params: { ...PAGE, pinned: 'bool', only_media: 'bool', exclude_replies: 'bool', exclude_reblogs: 'bool', tagged: 'string' } },
+
+  // Statuses
+  {
+    method: 'POST',
+    path: '/api/v1/statuses',
+    auth: 'user',
+    scopes: WRITE_STATUSES,
+    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids' },
+  },
+  { method: 'GET', path: '/api/v1/statuses', auth: 'public+scope', scopes: READ_STATUSES, params: { id: 'ids' } },
+  { method: 'GET', path: '/api/v1/statuses/:id', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
+  { method: 'DELETE', path: '/api/v1/statuses/:id', auth: 'user', scopes: WRITE_STATUSES, pathParams: STATUS },
+  { method: 'GET', path: '/api/v1/statuses/:id/context', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
+  { method: 'GET', path: '/api/v1/statuses/:id/source', auth: 'user', scopes: READ_STATUSES, pathParams: STATUS },
+  { method: 'GET', path: '/api/v1/statuses/:id/favourited_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
+  { method: 'GET', path: '/api/v1/statuses/:id/reblogged_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
+  statusAction('favourite', ['write', 'write:favourites']),
+  statusAction('unfavourite', ['write', 'write:favourites']),
+  statusAction('reblog', WRITE_STATUSES, { visibility: 'string' }),
+  statusAction('unreblog', WRITE_STATUSES),
+  statusAction('bookmark', ['write', 'write:bookmarks']),
+  statusAction('unbookmark', ['write', 'write:bookmarks']),
+  statusAction('pin', ['write', 'write:accounts']),
+  statusAction('unpin', ['write', 'write:accounts']),
   { method: 'GET', path: '/api/v1/accounts/:id/identity_proofs', auth: 'public', pathParams: ACCOUNT },
   relationship('follow', FOLLOWS, { reblogs: 'bool', notify: 'bool', languages: 'strings' }),
   relationship('unfollow', FOLLOWS),

@@ -36,6 +36,8 @@ interface Fixture {
   alice: TestUser;
   bob: TestUser;
   carol: TestUser;
+  /** A public status of bob's. */
+  statusId: string;
   /** A full token of a user whose e-mail address is unconfirmed. */
   unconfirmedToken: string;
   /** Tokens of alice with one top-level scope each. */
@@ -165,6 +167,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'account') return fx.bob.account.id;
     if (kind === 'follow_request') return fx.carol.account.id;
     if (kind === 'username') return fx.bob.account.username;
+    if (kind === 'status') return fx.statusId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -473,7 +476,9 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
     body: { grant_type: 'client_credentials', client_id: app.body.client_id, client_secret: app.body.client_secret, scope: 'read write' },
   });
   expect(grant.status).toBe(200);
-  const fx: Fixture = { alice, bob, carol, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const posted = await bob.api('/api/v1/statuses', { method: 'POST', body: { status: 'Hello #sweep @alice', visibility: 'public' } });
+  expect(posted.status).toBe(200);
+  const fx: Fixture = { alice, bob, carol, statusId: posted.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -12,6 +12,7 @@ import { Migration20261123060000_account_stats } from './Migration20261123060000
 import { Migration20261123090000_instance_settings } from './Migration20261123090000_instance_settings.ts';
 import { Migration20261123160000_configured_texts } from './Migration20261123160000_configured_texts.ts';
 import { Migration20261123170000_legacy_effect_jobs } from './Migration20261123170000_legacy_effect_jobs.ts';
+import { Migration20261123180000_statuses } from './Migration20261123180000_statuses.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   Migration20261123090000_instance_settings,
   Migration20261123160000_configured_texts,
   Migration20261123170000_legacy_effect_jobs,
+  Migration20261123180000_statuses,
 ];

@@ -1,14 +1,16 @@
 /**
  * GET /api/v1/accounts/:id/followers and /following (paginated by follow id, Link headers),
- * /statuses (statuses are a later issue: an empty page) and /identity_proofs (retired: always
+ * /statuses (an account's statuses the viewer may see: pinned, exclude_replies, exclude_reblogs,
+ * tagged; only_media is empty until media come) and /identity_proofs (retired: always
  * empty). Hiding collections (hide_collections) is not built yet.
  */
 import type { Router } from '../../../http/index.ts';
-import { json, requireId } from '../../../http/index.ts';
+import { json, paramBool, paramString, requireId } from '../../../http/index.ts';
+import { accountStatusesPage } from '../../../services/reads/statuses.ts';
 import type { Services } from '../../../context.ts';
 import { authorizeIfGotToken } from '../../auth.ts';
 import { accountShown, collectionOwner, followCollectionPage } from '../../../services/reads/lists.ts';
-import { renderAccounts } from '../../render.ts';
+import { renderAccounts, renderStatuses } from '../../render.ts';
 import { RoostError } from '../../../lib/errors.ts';
 import { linkHeader, pageParams } from '../../pagination.ts';
 
@@ -32,9 +34,20 @@ export function accountCollectionRoutes(router: Router, services: Services): voi
   }
   router.get('/api/v1/accounts/:id/statuses', async (ctx) => {
     const id = requireId(ctx.params.id);
-    await authorizeIfGotToken(services, ctx, ['read', 'read:statuses']);
+    const viewer = await authorizeIfGotToken(services, ctx, ['read', 'read:statuses']);
     if (!(await accountShown(services, id))) throw new RoostError(404, 'Record not found');
-    return json([]);
+    const viewerId = viewer?.account?.id ?? null;
+    const p = pageParams(ctx, 20, 40);
+    const q = ctx.query;
+    const page = await accountStatusesPage(services, id, viewerId, p, {
+      excludeReplies: paramBool(q.exclude_replies, false),
+      excludeReblogs: paramBool(q.exclude_reblogs, false),
+      onlyMedia: paramBool(q.only_media, false),
+      pinned: paramBool(q.pinned, false),
+      tagged: paramString(q.tagged) || null,
+    });
+    const link = linkHeader(ctx.url, page.cursorIds, p);
+    return json(await renderStatuses(services, page.statusIds, viewerId), { headers: link ? { link } : {} });
   });
   router.get('/api/v1/accounts/:id/identity_proofs', async (ctx) => {
     if (!(await accountShown(services, requireId(ctx.params.id)))) throw new RoostError(404, 'Record not found');

@@ -1,0 +1,130 @@
+/**
+ * /api/v1/statuses: post, read (one, many, the thread around one, its source), delete, favourite,
+ * reblog, bookmark, pin, and who favourited or reblogged. Whatever the viewer may not see is a 404
+ * (reads/statuses.ts visibleSql). Scopes as Mastodon's docs (methods/statuses.md).
+ */
+import type { Router, RequestContext } from '../../http/index.ts';
+import { json, paramBool, paramIds, paramString, paramStrings, requireId } from '../../http/index.ts';
+import type { Services } from '../../context.ts';
+import { authorizeIfGotToken, requireUser, type UserViewer } from '../auth.ts';
+import { renderAccounts, renderStatus, renderStatuses } from '../render.ts';
+import { linkHeader, pageParams } from '../pagination.ts';
+import { RoostError } from '../../lib/errors.ts';
+import { findVisibleStatus, statusActorsPage, statusContext, statusSource, visibleStatusIds } from '../../services/reads/statuses.ts';
+import {
+  createStatus,
+  deleteStatus,
+  favouriteStatus,
+  pinStatus,
+  reblogStatus,
+  setBookmark,
+  unfavouriteStatus,
+  unpinStatus,
+  unreblogStatus,
+  type StatusAuthor,
+} from '../../services/statuses.ts';
+
+const READ = ['read', 'read:statuses'];
+const WRITE = ['write', 'write:statuses'];
+const FAVOURITES = ['write', 'write:favourites'];
+const BOOKMARKS = ['write', 'write:bookmarks'];
+const PINS = ['write', 'write:accounts'];
+/** Mastodon's cap on GET /api/v1/statuses?id[]=. */
+const MAX_MANY = 20;
+
+function authorOf(viewer: UserViewer): StatusAuthor {
+  return { account: viewer.account, user: viewer.user, applicationId: viewer.token.applicationId ?? null };
+}
+
+/** A status id the viewer may see, or 404. */
+async function visibleId(services: Services, ctx: RequestContext, viewerId: string | null): Promise<string> {
+  const s = await findVisibleStatus(services, requireId(ctx.params.id), viewerId);
+  if (!s) throw new RoostError(404, 'Record not found');
+  return s.id;
+}
+
+export function statusRoutes(router: Router, services: Services): void {
+  router.post('/api/v1/statuses', async (ctx) => {
+    const viewer = await requireUser(services, ctx, WRITE);
+    const input = ctx.input;
+    const id = await createStatus(services, authorOf(viewer), {
+      status: paramString(input.status),
+      spoilerText: paramString(input.spoiler_text),
+      sensitive: paramBool(input.sensitive),
+      visibility: paramString(input.visibility),
+      language: paramString(input.language) ?? null,
+      inReplyToId: paramString(input.in_reply_to_id) || null,
+      mediaIds: paramStrings(input.media_ids),
+      idempotencyKey: ctx.header('idempotency-key'),
+    });
+    return json(await renderStatus(services, id, viewer.account.id));
+  });
+
+  router.get('/api/v1/statuses', async (ctx) => {
+    const viewer = await authorizeIfGotToken(services, ctx, READ);
+    const viewerId = viewer?.account?.id ?? null;
+    const ids = paramIds(ctx.query.id, MAX_MANY);
+    return json(await renderStatuses(services, await visibleStatusIds(services, ids, viewerId), viewerId));
+  });
+
+  router.get('/api/v1/statuses/:id', async (ctx) => {
+    const viewer = await authorizeIfGotToken(services, ctx, READ);
+    const viewerId = viewer?.account?.id ?? null;
+    return json(await renderStatus(services, await visibleId(services, ctx, viewerId), viewerId));
+  });
+
+  router.delete('/api/v1/statuses/:id', async (ctx) => {
+    const viewer = await requireUser(services, ctx, WRITE);
+    const id = requireId(ctx.params.id);
+    const s = await findVisibleStatus(services, id, viewer.account.id);
+    if (!s || s.accountId !== viewer.account.id) throw new RoostError(404, 'Record not found');
+    // Rendered before it goes, with its source text (Mastodon's source_requested).
+    const rendered = await renderStatus(services, id, viewer.account.id, { source: true });
+    await deleteStatus(services, viewer.account.id, id);
+    return json(rendered);
+  });
+
+  router.get('/api/v1/statuses/:id/context', async (ctx) => {
+    const viewer = await authorizeIfGotToken(services, ctx, READ);
+    const viewerId = viewer?.account?.id ?? null;
+    const s = await findVisibleStatus(services, requireId(ctx.params.id), viewerId);
+    if (!s) throw new RoostError(404, 'Record not found');
+    const thread = await statusContext(services, s, viewerId);
+    const rendered = await renderStatuses(services, [...thread.ancestors, ...thread.descendants], viewerId);
+    return json({ ancestors: rendered.slice(0, thread.ancestors.length), descendants: rendered.slice(thread.ancestors.length) });
+  });
+
+  router.get('/api/v1/statuses/:id/source', async (ctx) => {
+    const viewer = await requireUser(services, ctx, READ);
+    const source = await statusSource(services, await visibleId(services, ctx, viewer.account.id));
+    if (!source) throw new RoostError(404, 'Record not found');
+    return json(source);
+  });
+
+  const action = (name: string, scopes: string[], run: (viewer: UserViewer, id: string, ctx: RequestContext) => Promise<string>) => {
+    router.post(`/api/v1/statuses/:id/${name}`, async (ctx) => {
+      const viewer = await requireUser(services, ctx, scopes);
+      const id = await run(viewer, requireId(ctx.params.id), ctx);
+      return json(await renderStatus(services, id, viewer.account.id));
+    });
+  };
+  action('favourite', FAVOURITES, (v, id) => favouriteStatus(services, v.account.id, id));
+  action('unfavourite', FAVOURITES, (v, id) => unfavouriteStatus(services, v.account.id, id));
+  action('reblog', WRITE, (v, id, ctx) => reblogStatus(services, authorOf(v), id, paramString(ctx.input.visibility)));
+  action('unreblog', WRITE, (v, id) => unreblogStatus(services, v.account.id, id));
+  action('bookmark', BOOKMARKS, (v, id) => setBookmark(services, v.account.id, id, true));
+  action('unbookmark', BOOKMARKS, (v, id) => setBookmark(services, v.account.id, id, false));
+  action('pin', PINS, (v, id) => pinStatus(services, v.account.id, id));
+  action('unpin', PINS, (v, id) => unpinStatus(services, v.account.id, id));
+
+  for (const which of ['favourited_by', 'reblogged_by'] as const) {
+    router.get(`/api/v1/statuses/:id/${which}`, async (ctx) => {
+      const viewer = await authorizeIfGotToken(services, ctx, READ);
+      const id = await visibleId(services, ctx, viewer?.account?.id ?? null);
+      const p = pageParams(ctx);
+      const page = await statusActorsPage(services, id, which, p);
+      const link = linkHeader(ctx.url, page.cursorIds, p, 'since_id');
+      return json(await renderAccounts(services, page.accountIds), { headers: link ? { link } : {} });
+    });
+  }
+}

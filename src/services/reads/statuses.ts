@@ -1,0 +1,288 @@
+/**
+ * Statuses on the read side: who may see a status (one SQL predicate, used by every read), pages
+ * of status ids (an account's statuses, a thread, who favourited or reblogged), and the batched
+ * view that renders a page of statuses with a fixed number of statements whatever its size:
+ *
+ *   1. the statuses and the originals they reblog, with their counters and application;
+ *   2. their authors (loadAccountPage: one statement);
+ *   3. their mentions and hashtags (one statement);
+ *   4. the viewer's flags: favourited, reblogged, bookmarked, pinned (one statement, with a viewer).
+ */
+import type { Services } from '../../context.ts';
+import type { Account } from '../../db/entities/index.ts';
+import type { AccountView } from '../../serializers/account.ts';
+import type { StatusView, StatusRow } from '../../serializers/status.ts';
+import { loadAccountPage } from './accounts.ts';
+import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
+
+/**
+ * SQL: the status `s` may be seen by the viewer `v` (a bigint SQL expression, null for nobody
+ * signed in). As Mastodon's StatusPolicy#show?: not deleted, the author not suspended; the author
+ * sees everything; direct and limited statuses only the mentioned; private ones followers and the
+ * mentioned; public and unlisted everybody the author does not block.
+ */
+export function visibleSql(s: string, v: string): string {
+  return `(${s}.deleted_at is null
+    and not exists (select 1 from accounts sa where sa.id = ${s}.account_id and sa.suspended_at is not null)
+    and (${s}.account_id = ${v}
+      or (${v} is null and ${s}.visibility in ('public', 'unlisted'))
+      or (${v} is not null
+          and not exists (select 1 from blocks vb where vb.account_id = ${s}.account_id and vb.target_account_id = ${v})
+          and (${s}.visibility in ('public', 'unlisted')
+            or exists (select 1 from mentions vm where vm.status_id = ${s}.id and vm.account_id = ${v})
+            or (${s}.visibility = 'private' and exists (
+                  select 1 from follows vf where vf.account_id = ${v} and vf.target_account_id = ${s}.account_id and vf.state = 'accepted'))))))`;
+}
+
+/** A reblog is seen when it and its original are: the original's predicate, for a row `s`. */
+function originalVisibleSql(s: string, v: string): string {
+  return `(${s}.reblog_of_id is null or exists (select 1 from statuses o where o.id = ${s}.reblog_of_id and ${visibleSql('o', v)}))`;
+}
+
+export interface StatusFacts {
+  id: string;
+  accountId: string;
+  visibility: string;
+  reblogOfId: string | null;
+  inReplyToId: string | null;
+  createdAt: Date;
+}
+
+function factsFromRow(r: Record<string, unknown>): StatusFacts {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    visibility: r.visibility as string,
+    reblogOfId: r.reblog_of_id === null ? null : String(r.reblog_of_id),
+    inReplyToId: r.in_reply_to_id === null ? null : String(r.in_reply_to_id),
+    createdAt: new Date(r.created_at as string),
+  };
+}
+
+/** The status `id` if the viewer may see it (and its original, if a reblog), else null. */
+export async function findVisibleStatus(services: Services, id: string, viewerId: string | null): Promise<StatusFacts | null> {
+  if (!isId(id)) return null;
+  const [row] = await services.db.sql.query<Record<string, unknown>>(
+    `select s.id::text, s.account_id::text, s.visibility, s.reblog_of_id::text, s.in_reply_to_id::text, s.created_at
+       from statuses s where s.id = $1 and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}`,
+    [id, viewerId],
+  );
+  return row ? factsFromRow(row) : null;
+}
+
+/** The ids among `ids` the viewer may see, in the order given (unknown and hidden ones left out). */
+export async function visibleStatusIds(services: Services, ids: readonly string[], viewerId: string | null): Promise<string[]> {
+  const wanted = [...new Set(ids)].filter(isId);
+  if (wanted.length === 0) return [];
+  const rows = await services.db.sql.query<{ id: string }>(
+    `select s.id::text from statuses s where s.id = any($1::bigint[]) and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}`,
+    [wanted, viewerId],
+  );
+  const seen = new Set(rows.map((r) => r.id));
+  return wanted.filter((id) => seen.has(id));
+}
+
+export interface AccountStatusesFilter {
+  excludeReplies?: boolean;
+  excludeReblogs?: boolean;
+  onlyMedia?: boolean;
+  pinned?: boolean;
+  tagged?: string | null;
+}
+
+/** An account's statuses the viewer may see, newest first (pinned: its pins, by pin order). */
+export async function accountStatusesPage(
+  services: Services,
+  accountId: string,
+  viewerId: string | null,
+  p: PageParams,
+  f: AccountStatusesFilter,
+): Promise<{ statusIds: string[]; cursorIds: string[] }> {
+  // No media yet: a page of statuses with media is empty.
+  if (f.onlyMedia) return { statusIds: [], cursorIds: [] };
+  if (f.pinned) {
+    const page = pageSql('sp.id', p, 3);
+    const rows = await services.db.sql.query<{ id: string; cursor: string }>(
+      `select s.id::text, sp.id::text as cursor from status_pins sp join statuses s on s.id = sp.status_id
+        where sp.account_id = $1 and ${visibleSql('s', '$2::bigint')}${page.where}
+        order by ${page.order} limit ${p.limit}`,
+      [accountId, viewerId, ...page.params],
+    );
+    const ordered = newestFirst(rows, p);
+    return { statusIds: ordered.map((r) => r.id), cursorIds: ordered.map((r) => r.cursor) };
+  }
+  const params: unknown[] = [accountId, viewerId];
+  const where: string[] = [];
+  if (f.excludeReplies) where.push(`(s.in_reply_to_id is null or s.in_reply_to_account_id = s.account_id)`);
+  if (f.excludeReblogs) where.push(`s.reblog_of_id is null`);
+  if (f.tagged) {
+    params.push(f.tagged);
+    where.push(`exists (select 1 from statuses_tags st join tags t on t.id = st.tag_id where st.status_id = s.id and lower(t.name) = lower($${params.length}))`);
+  }
+  const page = pageSql('s.id', p, params.length + 1);
+  const rows = await services.db.sql.query<{ id: string }>(
+    `select s.id::text from statuses s
+      where s.account_id = $1 and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}
+        ${where.map((w) => `and ${w}`).join(' ')}${page.where}
+      order by ${page.order} limit ${p.limit}`,
+    [...params, ...page.params],
+  );
+  const ids = newestFirst(rows, p).map((r) => r.id);
+  return { statusIds: ids, cursorIds: ids };
+}
+
+/** Mastodon's limits on a thread's context: signed out (40 ancestors, 60 descendants, depth 20) and signed in. */
+const CONTEXT_LIMITS = {
+  anonymous: { ancestors: 40, descendants: 60, depth: 20 },
+  user: { ancestors: 4096, descendants: 4096, depth: 4096 },
+};
+
+/** The thread around a status: the ancestors (oldest first) and descendants (depth first) the viewer may see. */
+export async function statusContext(
+  services: Services,
+  status: StatusFacts,
+  viewerId: string | null,
+): Promise<{ ancestors: string[]; descendants: string[] }> {
+  const limits = viewerId ? CONTEXT_LIMITS.user : CONTEXT_LIMITS.anonymous;
+  const ancestors = await services.db.sql.query<{ id: string }>(
+    `with recursive up(id, parent, depth) as (
+       select s.id, s.in_reply_to_id, 0 from statuses s where s.id = $1
+       union all
+       select s.id, s.in_reply_to_id, up.depth + 1 from statuses s join up on s.id = up.parent where up.depth < ${limits.ancestors}
+     )
+     select s.id::text from up join statuses s on s.id = up.id
+      where up.depth > 0 and ${visibleSql('s', '$2::bigint')}
+      order by up.depth desc`,
+    [status.id, viewerId],
+  );
+  const descendants = await services.db.sql.query<{ id: string }>(
+    `with recursive down(id, path, depth) as (
+       select s.id, array[s.id], 1 from statuses s where s.in_reply_to_id = $1
+       union all
+       select s.id, down.path || s.id, down.depth + 1 from statuses s join down on s.in_reply_to_id = down.id
+        where down.depth < ${limits.depth}
+     )
+     select s.id::text from down join statuses s on s.id = down.id
+      where ${visibleSql('s', '$2::bigint')}
+      order by down.path limit ${limits.descendants}`,
+    [status.id, viewerId],
+  );
+  return { ancestors: ancestors.map((r) => r.id), descendants: descendants.map((r) => r.id) };
+}
+
+/** The accounts that favourited (by favourite id) or reblogged (by reblog id) a status, newest first. */
+export async function statusActorsPage(
+  services: Services,
+  statusId: string,
+  which: 'favourited_by' | 'reblogged_by',
+  p: PageParams,
+): Promise<{ accountIds: string[]; cursorIds: string[] }> {
+  const table = which === 'favourited_by' ? 'favourites x' : 'statuses x';
+  const on = which === 'favourited_by' ? 'x.status_id = $1' : 'x.reblog_of_id = $1 and x.deleted_at is null';
+  const page = pageSql('x.id', p, 2);
+  const rows = await services.db.sql.query<{ id: string; account_id: string }>(
+    `select x.id::text, x.account_id::text from ${table} join accounts a on a.id = x.account_id
+      where ${on} and a.suspended_at is null${page.where} order by ${page.order} limit ${p.limit}`,
+    [statusId, ...page.params],
+  );
+  const ordered = newestFirst(rows, p);
+  return { accountIds: ordered.map((r) => r.account_id), cursorIds: ordered.map((r) => r.id) };
+}
+
+/** A page of statuses by id: the rows (with reblogged originals), their authors, mentions, tags and the viewer's flags. */
+export async function loadStatusPage(
+  services: Services,
+  ids: readonly string[],
+  viewerId: string | null,
+): Promise<{ statuses: Map<string, StatusRow>; view: StatusView }> {
+  const statuses = new Map<string, StatusRow>();
+  const view: StatusView = {
+    baseUrl: services.config.publicUrl,
+    viewerId,
+    accounts: new Map<string, Account>(),
+    accountView: {} as AccountView,
+    mentions: new Map(),
+    tags: new Map(),
+    flags: new Map(),
+  };
+  const wanted = [...new Set(ids)].filter(isId);
+  if (wanted.length === 0) return { statuses, view };
+  const rows = await services.db.sql.query<Record<string, unknown>>(
+    `select s.id::text, s.account_id::text, s.uri, s.url, s.text, s.content, s.spoiler_text, s.visibility, s.sensitive,
+            s.language, s.in_reply_to_id::text, s.in_reply_to_account_id::text, s.reblog_of_id::text, s.created_at,
+            s.edited_at, s.deleted_at, s.application_id::text,
+            coalesce(st.replies_count, 0) as replies_count, coalesce(st.reblogs_count, 0) as reblogs_count,
+            coalesce(st.favourites_count, 0) as favourites_count, app.name as app_name, app.website as app_website
+       from statuses s
+       left join status_stats st on st.status_id = s.id
+       left join oauth_applications app on app.id = s.application_id
+      where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))`,
+    [wanted],
+  );
+  for (const r of rows) {
+    statuses.set(r.id as string, {
+      id: r.id as string,
+      accountId: r.account_id as string,
+      uri: r.uri as string,
+      url: (r.url as string | null) ?? null,
+      text: r.text as string,
+      content: r.content as string,
+      spoilerText: r.spoiler_text as string,
+      visibility: r.visibility as StatusRow['visibility'],
+      sensitive: r.sensitive as boolean,
+      language: (r.language as string | null) ?? null,
+      inReplyToId: (r.in_reply_to_id as string | null) ?? null,
+      inReplyToAccountId: (r.in_reply_to_account_id as string | null) ?? null,
+      reblogOfId: (r.reblog_of_id as string | null) ?? null,
+      createdAt: new Date(r.created_at as string),
+      editedAt: r.edited_at ? new Date(r.edited_at as string) : null,
+      application: r.application_id ? { name: (r.app_name as string) ?? '', website: (r.app_website as string | null) || null } : null,
+      counts: { replies: Number(r.replies_count), reblogs: Number(r.reblogs_count), favourites: Number(r.favourites_count) },
+    });
+  }
+  const all = [...statuses.keys()];
+  const page = await loadAccountPage(services, [...new Set([...statuses.values()].map((s) => s.accountId))]);
+  view.accounts = page.accounts;
+  view.accountView = page.view;
+  const extras = await services.db.sql.query<{ kind: string; status_id: string; id: string; name: string; domain: string | null; url: string | null }>(
+    `select 'mention' as kind, m.status_id::text, a.id::text, a.username as name, a.domain, coalesce(a.url, a.uri) as url
+       from mentions m join accounts a on a.id = m.account_id
+      where m.status_id = any($1::bigint[]) and not m.silent
+     union all
+     select 'tag', st.status_id::text, t.id::text, t.name, null, null
+       from statuses_tags st join tags t on t.id = st.tag_id
+      where st.status_id = any($1::bigint[])
+     order by 1, 2, 3`,
+    [all],
+  );
+  for (const e of extras) {
+    if (e.kind === 'mention') {
+      const list = view.mentions.get(e.status_id) ?? [];
+      list.push({ id: e.id, username: e.name, domain: e.domain, url: e.url ?? '' });
+      view.mentions.set(e.status_id, list);
+    } else {
+      const list = view.tags.get(e.status_id) ?? [];
+      list.push(e.name);
+      view.tags.set(e.status_id, list);
+    }
+  }
+  if (viewerId) {
+    const flags = await services.db.sql.query<{ id: string; favourited: boolean; reblogged: boolean; bookmarked: boolean; pinned: boolean }>(
+      `select x.id::text,
+              exists (select 1 from favourites f where f.status_id = x.id and f.account_id = $2) as favourited,
+              exists (select 1 from statuses r where r.reblog_of_id = x.id and r.account_id = $2 and r.deleted_at is null) as reblogged,
+              exists (select 1 from bookmarks b where b.status_id = x.id and b.account_id = $2) as bookmarked,
+              exists (select 1 from status_pins p where p.status_id = x.id and p.account_id = $2) as pinned
+         from unnest($1::bigint[]) as x(id)`,
+      [all, viewerId],
+    );
+    for (const f of flags) view.flags.set(f.id, { favourited: f.favourited, reblogged: f.reblogged, bookmarked: f.bookmarked, pinned: f.pinned, muted: false });
+  }
+  return { statuses, view };
+}
+
+/** Mastodon's StatusSource: the status's plain text and content warning (null: no such status). */
+export async function statusSource(services: Services, id: string): Promise<{ id: string; text: string; spoiler_text: string } | null> {
+  const [row] = await services.db.sql.query<{ text: string; spoiler_text: string }>(`select text, spoiler_text from statuses where id = $1`, [id]);
+  return row ? { id, text: row.text, spoiler_text: row.spoiler_text } : null;
+}

@@ -1,0 +1,421 @@
+/**
+ * Statuses written by local users: create, delete, favourite, reblog, bookmark, pin. Each use case
+ * is one transaction that writes the rows, the counters (status_stats, account_stats) and, for the
+ * facts others may need to hear of, one outbox event with origin 'client' (`status.created`,
+ * `status.deleted`, `status.favourited`, `status.unfavourited`, `status.reblogged`,
+ * `status.unreblogged`) for effects to federate later. Nothing here emits ActivityPub.
+ */
+import type { Services } from '../context.ts';
+import type { Account, User } from '../db/entities/index.ts';
+import type { StatusVisibility } from '../db/entities/status.entity.ts';
+import type { Sql } from '../db/sql.ts';
+import { RoostError, Validation, notFound } from '../lib/errors.ts';
+import { extractEntities, extractUrls, formatPlainText, handleKey, mentionedHandles, type MentionTarget } from '../lib/text-format.ts';
+import { applyStatusToStats } from './account-stats.ts';
+import { recordEvent } from './actor-store.ts';
+import { findVisibleStatus, type StatusFacts } from './reads/statuses.ts';
+
+const VISIBILITIES = ['public', 'unlisted', 'private', 'direct'] as const;
+type ApiVisibility = (typeof VISIBILITIES)[number];
+
+/** How long an Idempotency-Key names the status it created (Mastodon: one hour). */
+export const IDEMPOTENCY_TTL_MS = 60 * 60 * 1000;
+const MAX_IDEMPOTENCY_KEY = 255;
+const MAX_LANGUAGE = 16;
+
+export interface StatusAuthor {
+  account: Account;
+  user: User;
+  /** The OAuth application of the token that posts (null: none). */
+  applicationId: string | null;
+}
+
+export interface CreateStatusInput {
+  status?: string;
+  spoilerText?: string;
+  sensitive?: boolean;
+  visibility?: string;
+  language?: string | null;
+  inReplyToId?: string | null;
+  mediaIds?: string[];
+  idempotencyKey?: string | null;
+}
+
+/** Mastodon's length of a status: every URL counts as `perUrl` characters, remote mentions by their username. */
+export function statusLength(text: string, perUrl: number): number {
+  let n = 0;
+  for (const part of extractUrls(text)) {
+    if (part.url) {
+      n += perUrl;
+      continue;
+    }
+    for (const e of extractEntities(part.text)) {
+      n += e.kind === 'mention' ? [...`@${e.username}`].length : [...e.text].length;
+    }
+  }
+  return n;
+}
+
+/** The user's default visibility: as chosen in posting:default:visibility, else private when locked, else public. */
+function defaultVisibility(account: Account, user: User): ApiVisibility {
+  const chosen = (user.settings as Record<string, unknown>)['posting:default:visibility'];
+  if (typeof chosen === 'string' && (VISIBILITIES as readonly string[]).includes(chosen)) return chosen as ApiVisibility;
+  return account.locked ? 'private' : 'public';
+}
+
+function statusUri(account: Account, id: string): string {
+  return `${account.uri}/statuses/${id}`;
+}
+
+function statusUrl(services: Services, account: Account, id: string): string {
+  return `${services.config.publicUrl}/@${account.username}/${id}`;
+}
+
+/** Creates a status and returns its id (for the same Idempotency-Key within an hour: the status it created then). */
+export async function createStatus(services: Services, author: StatusAuthor, input: CreateStatusInput): Promise<string> {
+  const { account, user } = author;
+  const limits = services.config.limits.statuses;
+  const text = (input.status ?? '').replace(/\r\n?/g, '\n');
+  const spoilerText = (input.spoilerText ?? '').trim();
+  const key = input.idempotencyKey ? input.idempotencyKey.slice(0, MAX_IDEMPOTENCY_KEY) : null;
+  const now = services.clock.now();
+  if (key) {
+    const [known] = await services.db.sql.query<{ status_id: string }>(
+      `select k.status_id::text from status_idempotency_keys k join statuses s on s.id = k.status_id
+        where k.account_id = $1 and k.key = $2 and k.created_at > $3 and s.deleted_at is null`,
+      [account.id, key, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)],
+    );
+    if (known) return known.status_id;
+  }
+
+  const v = new Validation();
+  if (input.mediaIds && input.mediaIds.length > 0) v.add('media_ids', 'ERR_INVALID', 'are not supported yet');
+  if (!text.trim()) v.add('text', 'ERR_BLANK', "can't be blank");
+  if (statusLength(text, limits.charactersReservedPerUrl) + [...spoilerText].length > limits.maxCharacters) {
+    v.add('text', 'ERR_TOO_LONG', `character limit of ${limits.maxCharacters} exceeded`);
+  }
+  // The settings afresh: the viewer's user row may be a few seconds old (reads/viewer.ts).
+  const [fresh] = await services.db.sql.query<{ settings: Record<string, unknown> | null }>(`select settings from users where id = $1`, [user.id]);
+  let visibility: ApiVisibility = defaultVisibility(account, { ...user, settings: fresh?.settings ?? user.settings } as User);
+  if (input.visibility !== undefined && input.visibility !== '') {
+    if (!(VISIBILITIES as readonly string[]).includes(input.visibility)) v.add('visibility', 'ERR_INCLUSION', 'is not included in the list');
+    else visibility = input.visibility as ApiVisibility;
+  }
+  const language = input.language ? input.language.trim() : null;
+  if (language && (language.length > MAX_LANGUAGE || !/^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{1,8})*$/.test(language))) {
+    v.add('language', 'ERR_INVALID', 'is not a valid language code');
+  }
+  v.throwIfInvalid();
+
+  let parent: StatusFacts | null = null;
+  if (input.inReplyToId) {
+    parent = await findVisibleStatus(services, input.inReplyToId, account.id);
+    // As Mastodon: a reply to a status the author may not see is a reply to nothing there.
+    if (!parent || parent.reblogOfId) throw new RoostError(404, 'The post you are trying to reply to does not appear to exist.');
+  }
+
+  // Mentions link to the accounts they name (one lookup); hashtags become tags.
+  const handles = mentionedHandles(text, services.config.domain);
+  const targets = new Map<string, MentionTarget & { id: string }>();
+  if (handles.length) {
+    const rows = await services.db.sql.query<{ id: string; username: string; domain: string | null; url: string | null; uri: string }>(
+      `select a.id::text, a.username, a.domain, a.url, a.uri from accounts a
+         join unnest($1::text[], $2::text[]) as h(username, domain)
+           on lower(a.username) = lower(h.username) and coalesce(lower(a.domain), '') = lower(h.domain)
+        where a.suspended_at is null`,
+      [handles.map((h) => h.username), handles.map((h) => h.domain ?? '')],
+    );
+    for (const r of rows) targets.set(handleKey(r.username, r.domain), { id: r.id, username: r.username, domain: r.domain, url: r.url ?? r.uri });
+  }
+  const content = formatPlainText(text, {
+    baseUrl: services.config.publicUrl,
+    localDomain: services.config.domain,
+    resolveMention: (username, domain) => targets.get(handleKey(username, domain)),
+  });
+  const tags = [...new Map(extractEntities(text).flatMap((e) => (e.kind === 'hashtag' ? [[e.tag.toLowerCase(), e.tag] as const] : []))).values()];
+
+  const id = services.ids.next();
+  return services.db.sql.transaction(async (sql) => {
+    if (key) {
+      // Two requests with one key at once: the second waits for the first's row, then finds it.
+      const taken = await sql.query<{ status_id: string }>(
+        `insert into status_idempotency_keys (account_id, key, status_id, created_at) values ($1, $2, $3, $4)
+         on conflict (account_id, key) do update set status_id = excluded.status_id, created_at = excluded.created_at
+           where status_idempotency_keys.created_at <= $5
+         returning status_id::text`,
+        [account.id, key, id, now, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)],
+      );
+      if (taken.length === 0) {
+        const [known] = await sql.query<{ status_id: string }>(`select status_id::text from status_idempotency_keys where account_id = $1 and key = $2`, [account.id, key]);
+        return known!.status_id;
+      }
+    }
+    await sql.query(
+      `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
+                             in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, true, $11, $12, $13, $14, $14)`,
+      [
+        id, account.id, statusUri(account, id), statusUrl(services, account, id), text, content, spoilerText, visibility,
+        // As Mastodon: a content warning makes the status sensitive.
+        (input.sensitive ?? false) || spoilerText !== '', language, parent?.id ?? null, parent?.accountId ?? null, author.applicationId, now,
+      ],
+    );
+    if (targets.size) {
+      const ids = [...new Set([...targets.values()].map((t) => t.id))];
+      await sql.query(
+        `insert into mentions (id, status_id, account_id, created_at)
+         select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id) on conflict do nothing`,
+        [id, now, ids.map(() => services.ids.next()), ids],
+      );
+    }
+    if (tags.length) {
+      await sql.query(
+        `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
+         on conflict (lower(name)) do nothing`,
+        [now, tags.map(() => services.ids.next()), tags],
+      );
+      await sql.query(
+        `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
+        [id, tags.map((t) => t.toLowerCase())],
+      );
+    }
+    await applyStatusToStats(sql, account.id, 1, now);
+    if (parent) await bumpStatusStats(sql, parent.id, 'replies_count', 1);
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: id,
+      origin: 'client',
+      event: { type: 'status.created', statusId: id, accountId: account.id, visibility, inReplyToId: parent?.id ?? null },
+    });
+    return id;
+  });
+}
+
+async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count', delta: 1 | -1): Promise<void> {
+  await sql.query(
+    `insert into status_stats as s (status_id, ${column}) values ($1, greatest($2::int, 0))
+     on conflict (status_id) do update set ${column} = greatest(0, s.${column} + $2::int)`,
+    [statusId, delta],
+  );
+}
+
+/** A status of the viewer's own (not a reblog, not deleted), or 404. */
+async function ownStatus(sql: Sql, accountId: string, id: string): Promise<{ id: string; createdAt: Date; inReplyToId: string | null; visibility: string; reblogOfId: string | null }> {
+  const [row] = await sql.query<{ id: string; created_at: string; in_reply_to_id: string | null; visibility: string; reblog_of_id: string | null }>(
+    `select id::text, created_at, in_reply_to_id::text, visibility, reblog_of_id::text from statuses
+      where id = $1 and account_id = $2 and deleted_at is null for update`,
+    [id, accountId],
+  );
+  if (!row) throw notFound();
+  return { id: row.id, createdAt: new Date(row.created_at), inReplyToId: row.in_reply_to_id, visibility: row.visibility, reblogOfId: row.reblog_of_id };
+}
+
+/** Removes one status (soft: deleted_at) with its counters; a reblog's original loses one reblog. */
+async function discardStatus(services: Services, sql: Sql, s: { id: string; accountId: string; createdAt: Date; inReplyToId: string | null; reblogOfId: string | null }, now: Date): Promise<void> {
+  await sql.query(`update statuses set deleted_at = $2, updated_at = $2 where id = $1`, [s.id, now]);
+  await sql.query(`delete from status_pins where status_id = $1`, [s.id]);
+  await applyStatusToStats(sql, s.accountId, -1, s.createdAt);
+  if (s.inReplyToId) await bumpStatusStats(sql, s.inReplyToId, 'replies_count', -1);
+  if (s.reblogOfId) await bumpStatusStats(sql, s.reblogOfId, 'reblogs_count', -1);
+}
+
+/**
+ * Deletes the author's status (and the reblogs of it, as Mastodon does), or the author's reblog.
+ * The caller renders the status it read before (with its source text).
+ */
+export async function deleteStatus(services: Services, accountId: string, id: string): Promise<void> {
+  const now = services.clock.now();
+  await services.db.sql.transaction(async (sql) => {
+    const s = await ownStatus(sql, accountId, id);
+    await discardStatus(services, sql, { ...s, accountId }, now);
+    const reblogs = await sql.query<{ id: string; account_id: string; created_at: string }>(
+      `select id::text, account_id::text, created_at from statuses where reblog_of_id = $1 and deleted_at is null for update`,
+      [id],
+    );
+    for (const r of reblogs) {
+      await discardStatus(services, sql, { id: r.id, accountId: r.account_id, createdAt: new Date(r.created_at), inReplyToId: null, reblogOfId: null }, now);
+    }
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: id,
+      origin: 'client',
+      // Deleting one's reblog is taking the reblog back.
+      event: s.reblogOfId
+        ? { type: 'status.unreblogged', statusId: id, reblogOfId: s.reblogOfId, accountId }
+        : { type: 'status.deleted', statusId: id, accountId, reblogIds: reblogs.map((r) => r.id) },
+    });
+  });
+}
+
+/** The status the viewer acts on: visible to them, and for a reblog its original. */
+async function actedOn(services: Services, viewerId: string, id: string): Promise<StatusFacts> {
+  const s = await findVisibleStatus(services, id, viewerId);
+  if (!s) throw notFound();
+  if (s.reblogOfId) {
+    const original = await findVisibleStatus(services, s.reblogOfId, viewerId);
+    if (!original) throw notFound();
+    return original;
+  }
+  return s;
+}
+
+/** Favourites a status (again: nothing more). Returns the id of the status favourited. */
+export async function favouriteStatus(services: Services, accountId: string, id: string): Promise<string> {
+  const s = await actedOn(services, accountId, id);
+  const now = services.clock.now();
+  await services.db.sql.transaction(async (sql) => {
+    const favId = services.ids.next();
+    const added = await sql.query(
+      `insert into favourites (id, account_id, status_id, created_at) values ($1, $2, $3, $4) on conflict (account_id, status_id) do nothing returning id`,
+      [favId, accountId, s.id, now],
+    );
+    if (added.length === 0) return;
+    await bumpStatusStats(sql, s.id, 'favourites_count', 1);
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: s.id,
+      origin: 'client',
+      event: { type: 'status.favourited', statusId: s.id, accountId, favouriteId: favId, statusAccountId: s.accountId },
+    });
+  });
+  return s.id;
+}
+
+/** Takes a favourite back (none: nothing). The status needs only to exist, as on Mastodon. */
+export async function unfavouriteStatus(services: Services, accountId: string, id: string): Promise<string> {
+  const s = await actedOn(services, accountId, id).catch(async (e) => {
+    // A favourite of a status since hidden may still be taken back.
+    const [row] = await services.db.sql.query<{ id: string }>(`select status_id::text as id from favourites where account_id = $1 and status_id = $2`, [accountId, id]);
+    if (!row) throw e;
+    return { id: row.id, accountId: '' } as StatusFacts;
+  });
+  await services.db.sql.transaction(async (sql) => {
+    const removed = await sql.query<{ id: string }>(`delete from favourites where account_id = $1 and status_id = $2 returning id::text`, [accountId, s.id]);
+    if (removed.length === 0) return;
+    await bumpStatusStats(sql, s.id, 'favourites_count', -1);
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: s.id,
+      origin: 'client',
+      event: { type: 'status.unfavourited', statusId: s.id, accountId, favouriteId: removed[0]!.id },
+    });
+  });
+  return s.id;
+}
+
+/**
+ * Reblogs a status with a visibility (public by default; unlisted or private). Direct and limited
+ * statuses cannot be reblogged, private ones only by their author (Mastodon's StatusPolicy#reblog?).
+ * Returns the reblog's id (an existing reblog: that one).
+ */
+export async function reblogStatus(services: Services, author: StatusAuthor, id: string, visibility?: string): Promise<string> {
+  const { account } = author;
+  const s = await actedOn(services, account.id, id);
+  if (s.visibility === 'direct' || s.visibility === 'limited' || (s.visibility === 'private' && s.accountId !== account.id)) {
+    throw new RoostError(403, 'This action is not allowed');
+  }
+  let vis: StatusVisibility = 'public';
+  if (visibility !== undefined && visibility !== '') {
+    if (!['public', 'unlisted', 'private'].includes(visibility)) {
+      throw new RoostError(422, 'Validation failed: Visibility is not included in the list', {
+        details: { visibility: [{ error: 'ERR_INCLUSION', description: 'is not included in the list' }] },
+      });
+    }
+    vis = visibility as StatusVisibility;
+  }
+  // A private status reblogged by its author stays private.
+  if (s.visibility === 'private') vis = 'private';
+  const now = services.clock.now();
+  const reblogId = services.ids.next();
+  return services.db.sql.transaction(async (sql) => {
+    // One reblog per account and status: lock the original, then look.
+    await sql.query(`select id from statuses where id = $1 for update`, [s.id]);
+    const [existing] = await sql.query<{ id: string }>(
+      `select id::text from statuses where reblog_of_id = $1 and account_id = $2 and deleted_at is null`,
+      [s.id, account.id],
+    );
+    if (existing) return existing.id;
+    await sql.query(
+      `insert into statuses (id, account_id, uri, url, visibility, local, reblog_of_id, application_id, created_at, updated_at)
+       values ($1, $2, $3, null, $4, true, $5, $6, $7, $7)`,
+      [reblogId, account.id, `${statusUri(account, reblogId)}/activity`, vis, s.id, author.applicationId, now],
+    );
+    await applyStatusToStats(sql, account.id, 1, now);
+    await bumpStatusStats(sql, s.id, 'reblogs_count', 1);
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: reblogId,
+      origin: 'client',
+      event: { type: 'status.reblogged', statusId: reblogId, reblogOfId: s.id, accountId: account.id, visibility: vis, statusAccountId: s.accountId },
+    });
+    return reblogId;
+  });
+}
+
+/** Undoes the viewer's reblog of the status (none: nothing). Returns the original's id. */
+export async function unreblogStatus(services: Services, accountId: string, id: string): Promise<string> {
+  const s = await actedOn(services, accountId, id);
+  const now = services.clock.now();
+  await services.db.sql.transaction(async (sql) => {
+    const [reblog] = await sql.query<{ id: string; created_at: string }>(
+      `select id::text, created_at from statuses where reblog_of_id = $1 and account_id = $2 and deleted_at is null for update`,
+      [s.id, accountId],
+    );
+    if (!reblog) return;
+    await discardStatus(services, sql, { id: reblog.id, accountId, createdAt: new Date(reblog.created_at), inReplyToId: null, reblogOfId: s.id }, now);
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: reblog.id,
+      origin: 'client',
+      event: { type: 'status.unreblogged', statusId: reblog.id, reblogOfId: s.id, accountId },
+    });
+  });
+  return s.id;
+}
+
+/** Bookmarks (on) or un-bookmarks (off) a status the viewer may see. Returns the status id. */
+export async function setBookmark(services: Services, accountId: string, id: string, on: boolean): Promise<string> {
+  const s = await actedOn(services, accountId, id);
+  if (on) {
+    await services.db.sql.query(
+      `insert into bookmarks (id, account_id, status_id, created_at) values ($1, $2, $3, $4) on conflict (account_id, status_id) do nothing`,
+      [services.ids.next(), accountId, s.id, services.clock.now()],
+    );
+  } else {
+    await services.db.sql.query(`delete from bookmarks where account_id = $1 and status_id = $2`, [accountId, s.id]);
+  }
+  return s.id;
+}
+
+function pinError(description: string): RoostError {
+  return new RoostError(422, `Validation failed: ${description}`, { details: { status: [{ error: 'ERR_INVALID', description }] } });
+}
+
+/** Pins one of the viewer's own public or unlisted statuses (at most config.limits.accounts.maxPinnedStatuses). */
+export async function pinStatus(services: Services, accountId: string, id: string): Promise<string> {
+  const s = await findVisibleStatus(services, id, accountId);
+  if (!s) throw notFound();
+  if (s.reblogOfId) throw pinError('A boost cannot be pinned');
+  if (s.accountId !== accountId) throw pinError('Post that belongs to another person cannot be pinned');
+  if (s.visibility !== 'public' && s.visibility !== 'unlisted') throw pinError('Non-public post cannot be pinned');
+  const max = services.config.limits.accounts.maxPinnedStatuses;
+  await services.db.sql.transaction(async (sql) => {
+    // Lock the account's row so two pins at once cannot both pass the limit.
+    await sql.query(`select id from accounts where id = $1 for update`, [accountId]);
+    const [pinned] = await sql.query<{ n: number; here: boolean }>(
+      `select count(*)::int as n, bool_or(status_id = $2) as here from status_pins where account_id = $1`,
+      [accountId, s.id],
+    );
+    if (pinned?.here) return;
+    if ((pinned?.n ?? 0) >= max) throw pinError('You have already pinned the maximum number of posts');
+    await sql.query(`insert into status_pins (id, account_id, status_id, created_at) values ($1, $2, $3, $4)`, [services.ids.next(), accountId, s.id, services.clock.now()]);
+  });
+  return s.id;
+}
+
+export async function unpinStatus(services: Services, accountId: string, id: string): Promise<string> {
+  const s = await findVisibleStatus(services, id, accountId);
+  if (!s) throw notFound();
+  await services.db.sql.query(`delete from status_pins where account_id = $1 and status_id = $2`, [accountId, s.id]);
+  return s.id;
+}
