@@ -9,6 +9,8 @@ import ipaddr from 'ipaddr.js';
 
 export type RegistrationsMode = 'open' | 'approval' | 'closed';
 export type FederationMode = 'open' | 'allowlist';
+/** Who may see the instance's domain blocks (and their reasons): Mastodon's show_domain_blocks settings. */
+export type DomainBlocksVisibility = 'disabled' | 'users' | 'all';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type LogFormat = 'json' | 'pretty';
 
@@ -47,6 +49,10 @@ export interface RoostConfig {
     /** Where this server's source code can be had (the AGPL asks operators to offer it). */
     sourceUrl: string;
     languages: string[];
+    /** GET /api/v1/instance/domain_blocks: nobody (404), signed-in users, or everyone. */
+    showDomainBlocks: DomainBlocksVisibility;
+    /** Whether that list carries each block's public comment, and for whom. */
+    showDomainBlocksRationale: DomainBlocksVisibility;
   };
   federation: {
     mode: FederationMode;
@@ -56,6 +62,17 @@ export interface RoostConfig {
      * head, then each gap in its body, each within this many seconds (connecting within at most 5).
      */
     deliveryTimeoutSeconds: number;
+    /** POSTs one delivery job has in flight at once (a fan-out to many inboxes). */
+    deliveryConcurrency: number;
+    /**
+     * The per-host circuit breaker of outgoing delivery: a host whose deliveries failed (5xx,
+     * no answer) in `circuitFailures` consecutive rounds spanning at least `circuitSpanSeconds`
+     * is parked: nothing is sent to it until one probe goes out after `circuitProbeSeconds`
+     * (doubling after each failed probe); a success closes the circuit.
+     */
+    circuitFailures: number;
+    circuitSpanSeconds: number;
+    circuitProbeSeconds: number;
   };
   /**
    * Reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For names the client: rate
@@ -134,6 +151,14 @@ export interface InstanceLimits {
     videoFrameRateLimit: number;
     /** Width × height, pixels. */
     videoMatrixLimit: number;
+    /** An image's stored original is scaled down to at most this many pixels (Roost-internal; Mastodon's original style). */
+    originalMaxPixels: number;
+    /** The `small` preview: at most this many pixels (Roost-internal; Mastodon's small style, 640×360). */
+    smallMaxPixels: number;
+    /** Blurhash components Roost computes for its own media (Roost-internal). */
+    blurhashComponents: { x: number; y: number };
+    /** Most components per axis accepted in a blurhash from another server (Roost-internal). */
+    maxRemoteBlurhashComponents: number;
   };
   polls: {
     maxOptions: number;
@@ -162,7 +187,15 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Mastodon 4.3's limits: every instance's `config.limits`. */
+/**
+ * The upload types Roost accepts: images, which sharp decodes (AVIF through libheif; HEIC only
+ * where libheif has an HEVC decoder, which sharp's prebuilt binaries do not). Video and audio need
+ * ffmpeg, which Roost does not use, so they are neither accepted nor advertised: a client that
+ * reads the instance configuration does not offer them.
+ */
+export const ROOST_SUPPORTED_MIME_TYPES: readonly string[] = Object.freeze(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif']);
+
+/** Mastodon 4.3's limits (media types: Roost's, above): every instance's `config.limits`. */
 export const MASTODON_LIMITS: InstanceLimits = deepFreeze({
   accounts: {
     maxFeaturedTags: 10,
@@ -180,13 +213,17 @@ export const MASTODON_LIMITS: InstanceLimits = deepFreeze({
     charactersReservedPerUrl: 23,
   },
   mediaAttachments: {
-    supportedMimeTypes: MASTODON_SUPPORTED_MIME_TYPES,
+    supportedMimeTypes: ROOST_SUPPORTED_MIME_TYPES,
     descriptionLimit: 1500,
     imageSizeLimit: 16 * 1024 * 1024, // 16 MiB
     imageMatrixLimit: 33_177_600, // 7680 × 4320
     videoSizeLimit: 99 * 1024 * 1024, // 99 MiB
     videoFrameRateLimit: 120,
     videoMatrixLimit: 8_294_400, // 3840 × 2160
+    originalMaxPixels: 8_294_400, // 3840 × 2160
+    smallMaxPixels: 230_400, // 640 × 360
+    blurhashComponents: { x: 4, y: 4 },
+    maxRemoteBlurhashComponents: 5,
   },
   polls: {
     maxOptions: 4,
@@ -404,10 +441,27 @@ const SPECS: Record<string, KeySpec> = {
     default: (c) => (c.publicUrl as string),
   },
   'instance.languages': { env: 'ROOST_LANGUAGES', file: 'instance.languages', parse: languages, default: () => ['en'] },
+  // Mastodon's defaults (config/settings.yml): the list is not shown.
+  'instance.showDomainBlocks': {
+    env: 'ROOST_SHOW_DOMAIN_BLOCKS',
+    file: 'instance.showDomainBlocks',
+    parse: oneOf<DomainBlocksVisibility>('disabled', 'users', 'all'),
+    default: () => 'disabled',
+  },
+  'instance.showDomainBlocksRationale': {
+    env: 'ROOST_SHOW_DOMAIN_BLOCKS_RATIONALE',
+    file: 'instance.showDomainBlocksRationale',
+    parse: oneOf<DomainBlocksVisibility>('disabled', 'users', 'all'),
+    default: () => 'disabled',
+  },
   'federation.mode': {
     env: 'ROOST_FEDERATION_MODE',
     file: 'federation.mode',
-    parse: oneOf<FederationMode>('open', 'allowlist'),
+    // 'blocklist' is another name for 'open': every server not suspended by a domain block.
+    parse: (raw, key) => {
+      const mode = oneOf<FederationMode | 'blocklist'>('open', 'blocklist', 'allowlist')(raw, key);
+      return mode === 'blocklist' ? 'open' : mode;
+    },
     default: () => 'open',
   },
   'federation.allowPrivateAddresses': {
@@ -421,6 +475,31 @@ const SPECS: Record<string, KeySpec> = {
     file: 'federation.deliveryTimeoutSeconds',
     parse: integer(1, 300),
     default: () => 10,
+  },
+  'federation.deliveryConcurrency': {
+    env: 'ROOST_DELIVERY_CONCURRENCY',
+    file: 'federation.deliveryConcurrency',
+    parse: integer(1, 1024),
+    default: () => 64,
+  },
+  // As Mastodon's DeliveryFailureTracker: a host is down after failures spanning a week.
+  'federation.circuitFailures': {
+    env: 'ROOST_CIRCUIT_FAILURES',
+    file: 'federation.circuitFailures',
+    parse: integer(1, 100_000),
+    default: () => 10,
+  },
+  'federation.circuitSpanSeconds': {
+    env: 'ROOST_CIRCUIT_SPAN',
+    file: 'federation.circuitSpanSeconds',
+    parse: integer(0, 90 * 86_400),
+    default: () => 7 * 86_400,
+  },
+  'federation.circuitProbeSeconds': {
+    env: 'ROOST_CIRCUIT_PROBE',
+    file: 'federation.circuitProbeSeconds',
+    parse: integer(1, 7 * 86_400),
+    default: () => 3600,
   },
   trustedProxies: {
     env: 'ROOST_TRUSTED_PROXIES',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, domains, deliveries. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
@@ -91,6 +91,25 @@ const COMMANDS: Record<string, CliCommand> = {
       out(applied.length ? `Applied: ${applied.join(', ')}` : 'The database is up to date.');
     },
   },
+  deliveries: {
+    usage: 'deliveries ACTIVITY-ID',
+    summary: "what became of an activity's deliveries: inboxes (shared ones once), delivered, failed, pending",
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost deliveries: give exactly one ACTIVITY-ID', 'deliveries');
+      const { delivery: d } = (await operatorCommand('deliveries.show', { activityId: positionals[0] })) as {
+        delivery: { activityId: string; activityType: string; sender: string; lane: string; inboxes: number; delivered: number; failed: number; pending: number; lastError: string | null; createdAt: string; updatedAt: string };
+      };
+      out(
+        [
+          `${d.activityType} ${d.activityId} from ${d.sender} (${d.lane} lane), queued ${d.createdAt}`,
+          `inboxes: ${d.inboxes}  delivered: ${d.delivered}  failed: ${d.failed}  pending: ${d.pending}`,
+          ...(d.lastError ? [`last error: ${d.lastError}`] : []),
+          `updated ${d.updatedAt}`,
+        ].join('\n'),
+      );
+    },
+  },
   'accounts list': {
     usage: 'accounts list',
     summary: 'list the local accounts: username, role, confirmed, approved, disabled, created',
@@ -179,6 +198,98 @@ const COMMANDS: Record<string, CliCommand> = {
           ? `OK: the Move of ${result.username} to ${result.target} is sent again`
           : `OK: ${result.username} moved to ${result.target}; ${result.migrated} local follower(s) moved, ${result.failed} could not; the Move is on its way to the other servers`,
       );
+    },
+  },
+  'domains block': {
+    usage:
+      'domains block DOMAIN [--severity silence|suspend|noop] [--reject-media] [--reject-reports]\n' +
+      '      [--public-comment TEXT] [--private-comment TEXT] [--obfuscate]',
+    summary:
+      'limit a server and its subdomains (default: silence); suspend cuts it off: its accounts are suspended,\n' +
+      'their follows with local accounts end, nothing is delivered to or accepted from it. Blocking a\n' +
+      'domain blocked already changes that block',
+    options: {
+      severity: { type: 'string' },
+      'reject-media': { type: 'boolean', default: false },
+      'reject-reports': { type: 'boolean', default: false },
+      'public-comment': { type: 'string' },
+      'private-comment': { type: 'string' },
+      obfuscate: { type: 'boolean', default: false },
+    },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost domains block: give exactly one DOMAIN', 'domains block');
+      const severity = values.severity as string | undefined;
+      if (severity !== undefined && !['silence', 'suspend', 'noop'].includes(severity)) {
+        throw new UsageError(`roost domains block: --severity must be silence, suspend or noop, got "${severity}"`, 'domains block');
+      }
+      const result = await operatorCommand('domains.block', {
+        domain: positionals[0],
+        severity,
+        rejectMedia: values['reject-media'],
+        rejectReports: values['reject-reports'],
+        publicComment: values['public-comment'],
+        privateComment: values['private-comment'],
+        obfuscate: values.obfuscate,
+      });
+      const b = result.block as { domain: string; severity: string; rejectMedia: boolean; rejectReports: boolean };
+      const extras = [b.rejectMedia ? 'media rejected' : '', b.rejectReports ? 'reports rejected' : ''].filter(Boolean);
+      out(`OK: ${b.domain} ${result.created ? 'blocked' : 'block changed'}: ${b.severity}${extras.length ? `, ${extras.join(', ')}` : ''}`);
+    },
+  },
+  'domains unblock': {
+    usage: 'domains unblock DOMAIN',
+    summary: 'lift the block on DOMAIN (a suspension or silence it imposed on accounts is lifted; ended follows stay ended)',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost domains unblock: give exactly one DOMAIN', 'domains unblock');
+      const result = await operatorCommand('domains.unblock', { domain: positionals[0] });
+      out(`OK: ${(result.block as { domain: string }).domain} unblocked`);
+    },
+  },
+  'domains allow': {
+    usage: 'domains allow DOMAIN',
+    summary: 'allow a server and its subdomains to federate (used in allowlist mode: federation.mode = allowlist)',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost domains allow: give exactly one DOMAIN', 'domains allow');
+      const result = await operatorCommand('domains.allow', { domain: positionals[0] });
+      out(`OK: ${result.domain} allowed${result.mode === 'allowlist' ? '' : ' (this matters once federation.mode is allowlist)'}`);
+    },
+  },
+  'domains disallow': {
+    usage: 'domains disallow DOMAIN',
+    summary: 'remove DOMAIN from the allowed servers',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost domains disallow: give exactly one DOMAIN', 'domains disallow');
+      const result = await operatorCommand('domains.disallow', { domain: positionals[0] });
+      out(`OK: ${result.domain} no longer allowed`);
+    },
+  },
+  'domains list': {
+    usage: 'domains list',
+    summary: 'list the blocked servers (domain, severity, media, reports, public comment) and the allowed ones',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost domains list: takes no arguments', 'domains list');
+      const result = (await operatorCommand('domains.list', {})) as {
+        mode: string;
+        blocks: { domain: string; severity: string; rejectMedia: boolean; rejectReports: boolean; publicComment: string | null }[];
+        allows: string[];
+      };
+      const lines: string[] = [`Federation mode: ${result.mode}`];
+      if (result.blocks.length === 0) lines.push('No blocked domains.');
+      else {
+        const yes = (v: boolean) => (v ? 'rejected' : '-');
+        const rows = [
+          ['DOMAIN', 'SEVERITY', 'MEDIA', 'REPORTS', 'COMMENT'],
+          ...result.blocks.map((b) => [b.domain, b.severity, yes(b.rejectMedia), yes(b.rejectReports), b.publicComment ?? '']),
+        ];
+        const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+        lines.push(...rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()));
+      }
+      lines.push(result.allows.length ? `Allowed: ${result.allows.join(', ')}` : 'No allowed domains.');
+      out(lines.join('\n'));
     },
   },
 };

@@ -5,6 +5,7 @@ import type { RoostSecrets } from '../config/secrets.ts';
 import type { Database } from './db/orm.ts';
 import type { IdGenerator } from './lib/snowflake.ts';
 import type { Clock } from './lib/clock.ts';
+import type { DomainPolicy } from './services/domain-policy.ts';
 
 /**
  * What every service gets: one instance's configuration, database, clock, id generator and logger.
@@ -18,6 +19,11 @@ export interface Services {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
+  /**
+   * The instance's domain policy (blocks, allows, the federation mode), cached; every layer asks
+   * it whether a server may be talked to (src/services/domain-policy.ts).
+   */
+  domainPolicy: DomainPolicy;
   /** The package version, reported by NodeInfo and the instance API. */
   version: string;
   /**

@@ -19,19 +19,26 @@ import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, type RoostFederation } from './federation/index.ts';
 import { guardInbox } from './federation/inbox-guard.ts';
+import { fedifyMessageAllowed } from './federation/outbound-policy.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
 import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { createEffectDispatcher } from './effects/dispatch.ts';
+import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
 import { handleTimer } from './services/timers.ts';
+import { createDomainPolicy } from './services/domain-policy.ts';
 import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
+import { MEDIA_PROCESS_JOB, processQueuedMedia } from './services/media.ts';
+import { FETCH_CARD_JOB, fetchPreviewCard } from './services/preview-cards.ts';
 import { ListenError, startHttpServer } from './http/index.ts';
 import { buildRouter } from './api/routes.ts';
 import { trustedProxies } from './lib/client-address.ts';
 import { boundDeliveries, originKey } from './federation/delivery-bounds.ts';
+import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
+import { deleteRemoteAccount } from './services/accounts.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -82,6 +89,7 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
       clock,
       ids: createIdGenerator(() => clock.now()),
       log,
+      domainPolicy: createDomainPolicy(db, { mode: config.federation.mode, localDomain: config.domain }),
       version: VERSION,
       dnsLookup: opts.dnsLookup,
     };
@@ -112,6 +120,8 @@ export function federationOn(services: Services, listener?: JobNotifyListener): 
     ...FEDIFY_QUEUE_RETRY,
     // With LISTEN/NOTIFY waking it, the poll is a safety net; without a listener (a CLI process), the queue does not run.
     pollIntervalMs: listener ? SAFETY_NET_POLL_MS : undefined,
+    // Deliveries to and work from servers blocked since they were queued are dropped.
+    accept: async (message) => fedifyMessageAllowed(await services.domainPolicy.snapshot(), message),
   });
   return createRoostFederation({ services, kv, queue });
 }
@@ -224,7 +234,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       await queueRunning.catch(() => undefined);
     });
 
-    const dispatch = createEffectDispatcher(services, federation);
+    const dispatch = createEffectDispatcher(services, federation, [homeFeedConsumer(services)]);
     const workers = scoped(() =>
       startWorkers({
         sql: services.db.sql,
@@ -239,18 +249,31 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
           [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
           [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
           [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
+          [MEDIA_PROCESS_JOB]: (payload: unknown) => processQueuedMedia(services, (payload as { mediaId: string }).mediaId),
+          [FETCH_CARD_JOB]: async (payload: unknown) => void (await fetchPreviewCard(services, (payload as { statusId: string }).statusId)),
+          // A remote actor's own inbox answered 410 Gone to a delivery: the actor is gone, as if
+          // it had sent Delete(Person) (its follows end through their actors, then the row goes).
+          [ACTOR_GONE_JOB]: async (payload: unknown) => {
+            const { actorUri } = payload as { actorUri: string };
+            if (await deleteRemoteAccount(services, actorUri)) log.info({ actorUri }, 'remote actor gone (410 on its inbox): removed');
+          },
         },
       }),
     );
     stops.push(() => workers.stop());
+    // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane.
+    const deliveryContext = () => federation.createContext(new URL(config.publicUrl), undefined);
+    const deliveryWorkers = scoped(() => startDeliveryWorkers(services, deliveryContext, { listener, pollIntervalMs: SAFETY_NET_POLL_MS }));
+    stops.push(() => Promise.all(deliveryWorkers.map((w) => w.stop())).then(() => undefined));
 
     const router = buildRouter(services, federation);
     http.serve({
       router,
-      // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs stop here, before Fedify's JSON-LD work.
+      // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs, and those from servers the
+      // domain policy refuses, stop here, before Fedify's JSON-LD work.
       fallback: (request: Request) =>
         scoped(async () =>
-          (await guardInbox(request)) ??
+          (await guardInbox(request, (host) => services.domainPolicy.allowed(host))) ??
           federation.fetch(request, {
             contextData: undefined,
             onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),

@@ -28,7 +28,15 @@ describe('loadConfig', () => {
     expect(c.dataDir).toBe(path.join(cwd, 'data'));
     expect(c.databaseUrl).toBeUndefined();
     expect(c.registrations).toEqual({ mode: 'open', message: null });
-    expect(c.federation).toEqual({ mode: 'open', allowPrivateAddresses: false, deliveryTimeoutSeconds: 10 });
+    expect(c.federation).toEqual({
+      mode: 'open',
+      allowPrivateAddresses: false,
+      deliveryTimeoutSeconds: 10,
+      deliveryConcurrency: 64,
+      circuitFailures: 10,
+      circuitSpanSeconds: 604_800,
+      circuitProbeSeconds: 3600,
+    });
     expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');
   });

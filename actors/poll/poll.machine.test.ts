@@ -8,6 +8,7 @@ const P = 'poll-1';
 const A1 = 'acct-1';
 const A2 = 'acct-2';
 const R = 'https://remote.example/users/rita';
+const AUTHOR = 'acct-author';
 const EXPIRES = '2026-01-01T01:00:00.000Z';
 const NOW = '2026-01-01T00:30:00.000Z';
 const LAST = '2026-01-01T00:29:00.000Z';
@@ -16,8 +17,8 @@ const NEXT = '2026-01-01T00:32:00.000Z';
 
 // ── Starting snapshots, at version 7: one per state, and per variant that changes outcomes ──
 const LOCAL: PollContext = {
-  pollId: P, local: true, options: ['a', 'b', 'c'], multiple: false, hideTotals: false, expiresAt: EXPIRES,
-  votes: [1, 0, 0], voters: { [A1]: [0] }, votersCount: 1, closedAt: null, lastUpdateSentAt: LAST, updatePending: false,
+  pollId: P, local: true, options: ['a', 'b', 'c'], multiple: false, hideTotals: false, expiresAt: EXPIRES, authorId: AUTHOR,
+  votes: [1, 0, 0], votersCount: 1, closedAt: null, lastUpdateSentAt: LAST, updatePending: false,
 };
 const REMOTE: PollContext = {
   ...LOCAL, local: false, multiple: true, votes: [4, 2, 0], votersCount: 5, lastUpdateSentAt: null,
@@ -41,15 +42,16 @@ function at(start: Start): PollSnapshot {
 const EVENTS = {
   'vote.local': { type: 'poll.vote', voterId: A2, choices: [1], now: NOW, local: true },
   'vote.remote': { type: 'poll.vote', voterId: R, choices: [2], now: NOW, local: false },
-  'vote.again': { type: 'poll.vote', voterId: A1, choices: [1], now: NOW, local: true },
+  'vote.again': { type: 'poll.vote', voterId: A1, choices: [1], now: NOW, local: true, previous: [0] },
+  'vote.self': { type: 'poll.vote', voterId: AUTHOR, choices: [1], now: NOW, local: true },
   'vote.expired': { type: 'poll.vote', voterId: A2, choices: [1], now: EXPIRES, local: true },
   'vote.empty': { type: 'poll.vote', voterId: A2, choices: [], now: NOW, local: true },
   'vote.out_of_range': { type: 'poll.vote', voterId: A2, choices: [3], now: NOW, local: true },
   'vote.duplicate': { type: 'poll.vote', voterId: A2, choices: [1, 1], now: NOW, local: true },
   'vote.two': { type: 'poll.vote', voterId: A2, choices: [1, 0], now: NOW, local: true },
-  close: { type: 'poll.close', now: NOW },
+  close: { type: 'poll.close', now: NOW, voterIds: [A1] },
   tally: { type: 'poll.tally', counts: [5, 6, 7], votersCount: 9 },
-  'tally.closing': { type: 'poll.tally', counts: [5, 6, 7], votersCount: 9, closed: true },
+  'tally.closing': { type: 'poll.tally', counts: [5, 6, 7], votersCount: 9, closed: true, voterIds: [A1] },
   'tally.short': { type: 'poll.tally', counts: [5, 6], votersCount: 9 },
   update_due: { type: 'poll.update_due', now: NOW },
   delete: { type: 'poll.delete' },
@@ -60,7 +62,7 @@ type Label = keyof typeof EVENTS;
 const voted = (voterId: string, choices: number[], local: boolean): PollEmitted => ({ type: 'poll.voted', pollId: P, voterId, choices, local });
 const scheduled = (runAt: string): PollEmitted => ({ type: 'poll.update_scheduled', pollId: P, runAt });
 const updated: PollEmitted = { type: 'poll.updated', pollId: P };
-const closed: PollEmitted = { type: 'poll.closed', pollId: P, voterIds: [A1] };
+const closed: PollEmitted = { type: 'poll.closed', pollId: P, voterIds: [A1], authorId: AUTHOR };
 const deleted: PollEmitted = { type: 'poll.deleted', pollId: P };
 
 // ── The table: every state × every event ──────────────────────────────────────────────────
@@ -71,6 +73,7 @@ const no = (refused: string): Refused => ({ refused });
 
 const VOTE_REFUSALS = {
   'vote.again': no('already_voted'),
+  'vote.self': no('self_vote'),
   'vote.expired': no('expired'),
   'vote.empty': no('no_choice'),
   'vote.out_of_range': no('invalid_choice'),
@@ -81,6 +84,7 @@ const ENDED_VOTES = {
   'vote.local': no('closed'),
   'vote.remote': no('closed'),
   'vote.again': no('closed'),
+  'vote.self': no('closed'),
   'vote.expired': no('closed'),
   'vote.empty': no('closed'),
   'vote.out_of_range': no('closed'),
@@ -97,8 +101,8 @@ const LOCAL_TALLY_REFUSED = {
 
 const TABLE: Record<Start, Record<Label, Outcome>> = {
   'open.local': {
-    'vote.local': ['open', [voted(A2, [1], true), scheduled(NEXT)], { votes: [1, 1, 0], voters: { [A1]: [0], [A2]: [1] }, votersCount: 2, updatePending: true }],
-    'vote.remote': ['open', [voted(R, [2], false), scheduled(NEXT)], { votes: [1, 0, 1], voters: { [A1]: [0], [R]: [2] }, votersCount: 2, updatePending: true }],
+    'vote.local': ['open', [voted(A2, [1], true), scheduled(NEXT)], { votes: [1, 1, 0], votersCount: 2, updatePending: true }],
+    'vote.remote': ['open', [voted(R, [2], false), scheduled(NEXT)], { votes: [1, 0, 1], votersCount: 2, updatePending: true }],
     ...VOTE_REFUSALS,
     'vote.two': no('single_choice'),
     close: LOCAL_CLOSE,
@@ -108,8 +112,8 @@ const TABLE: Record<Start, Record<Label, Outcome>> = {
   },
   'open.local.pending': {
     // One Update pending already: the vote is counted, nothing more is scheduled.
-    'vote.local': ['open', [voted(A2, [1], true)], { votes: [1, 1, 0], voters: { [A1]: [0], [A2]: [1] }, votersCount: 2 }],
-    'vote.remote': ['open', [voted(R, [2], false)], { votes: [1, 0, 1], voters: { [A1]: [0], [R]: [2] }, votersCount: 2 }],
+    'vote.local': ['open', [voted(A2, [1], true)], { votes: [1, 1, 0], votersCount: 2 }],
+    'vote.remote': ['open', [voted(R, [2], false)], { votes: [1, 0, 1], votersCount: 2 }],
     ...VOTE_REFUSALS,
     'vote.two': no('single_choice'),
     close: LOCAL_CLOSE,
@@ -119,10 +123,10 @@ const TABLE: Record<Start, Record<Label, Outcome>> = {
   },
   'open.remote': {
     // A local account votes on a remote poll: counted here, delivered to the poll's server.
-    'vote.local': ['open', [voted(A2, [1], true)], { votes: [4, 3, 0], voters: { [A1]: [0], [A2]: [1] }, votersCount: 6 }],
+    'vote.local': ['open', [voted(A2, [1], true)], { votes: [4, 3, 0], votersCount: 6 }],
     'vote.remote': no('remote_poll'),
     ...VOTE_REFUSALS,
-    'vote.two': ['open', [voted(A2, [0, 1], true)], { votes: [5, 3, 0], voters: { [A1]: [0], [A2]: [0, 1] }, votersCount: 6 }],
+    'vote.two': ['open', [voted(A2, [0, 1], true)], { votes: [5, 3, 0], votersCount: 6 }],
     close: ['closed', [closed], { closedAt: NOW, updatePending: false }],
     tally: ['open', [], { votes: [5, 6, 7], votersCount: 9 }],
     'tally.closing': ['closed', [closed], { votes: [5, 6, 7], votersCount: 9, closedAt: EXPIRES }],
@@ -203,7 +207,7 @@ const SEC = 1000;
 const MIN = 60 * SEC;
 
 function newPoll(overrides: Partial<PollInput> = {}): PollSnapshot {
-  const input: PollInput = { pollId: P, local: true, options: ['yes', 'no', 'maybe'], multiple: false, hideTotals: false, expiresAt: t(60 * MIN), ...overrides };
+  const input: PollInput = { pollId: P, local: true, options: ['yes', 'no', 'maybe'], multiple: false, hideTotals: false, expiresAt: t(60 * MIN), authorId: AUTHOR, ...overrides };
   return create(pollMachine, input).snapshot;
 }
 
@@ -212,7 +216,7 @@ describe('poll machine: creation', () => {
     const input: PollInput = { pollId: P, local: true, options: ['yes', 'no'], multiple: false, hideTotals: false, expiresAt: t(60 * MIN) };
     const created = create(pollMachine, input);
     expect(created.emitted).toEqual([{ type: 'poll.close_scheduled', pollId: P, runAt: t(60 * MIN) }]);
-    expect(created.snapshot).toMatchObject({ value: 'open', version: 0, context: { votes: [0, 0], voters: {}, votersCount: 0, updatePending: false } });
+    expect(created.snapshot).toMatchObject({ value: 'open', version: 0, context: { votes: [0, 0], votersCount: 0, updatePending: false, authorId: null } });
     // A first step from the input carries the creation fact in front of its own.
     const first = stepOrThrow(pollMachine, undefined, { type: 'poll.vote', voterId: A1, choices: [0], now: t(0), local: true }, input);
     expect(first.emitted.map((e) => e.type)).toEqual(['poll.close_scheduled', 'poll.voted', 'poll.update_scheduled']);
@@ -268,7 +272,7 @@ describe('poll machine: the 3-minute Update throttle', () => {
     expect(remote.snapshot.context.updatePending).toBe(false);
 
     const voting = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: A1, choices: [1], now: t(0), local: true });
-    const closing = stepOrThrow(pollMachine, voting.snapshot, { type: 'poll.close', now: t(MIN) });
+    const closing = stepOrThrow(pollMachine, voting.snapshot, { type: 'poll.close', now: t(MIN), voterIds: [A1] });
     expect(closing.emitted).toEqual([updated, closed]);
     expect(closing.snapshot.context).toMatchObject({ updatePending: false, lastUpdateSentAt: t(MIN), closedAt: t(MIN) });
     expect(step(pollMachine, closing.snapshot, { type: 'poll.update_due', now: t(MIN) }).accepted).toBe(false);
@@ -280,9 +284,9 @@ describe('poll machine: closing', () => {
     let s = newPoll();
     s = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: R, choices: [2], now: t(0), local: false }).snapshot;
     s = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: A1, choices: [0], now: t(MIN), local: true }).snapshot;
-    const early = stepOrThrow(pollMachine, s, { type: 'poll.close', now: t(10 * MIN) });
-    expect(early.emitted.filter((e) => e.type === 'poll.closed')).toEqual([{ type: 'poll.closed', pollId: P, voterIds: [A1, R] }]);
-    const timer = step(pollMachine, early.snapshot, { type: 'poll.close', now: t(60 * MIN) });
+    const early = stepOrThrow(pollMachine, s, { type: 'poll.close', now: t(10 * MIN), voterIds: [R, A1] });
+    expect(early.emitted.filter((e) => e.type === 'poll.closed')).toEqual([{ type: 'poll.closed', pollId: P, voterIds: [A1, R], authorId: AUTHOR }]);
+    const timer = step(pollMachine, early.snapshot, { type: 'poll.close', now: t(60 * MIN), voterIds: [R, A1] });
     expect(timer.accepted).toBe(false);
     expect(timer.emitted).toEqual([]);
     expect(timer.snapshot).toEqual(early.snapshot);
@@ -303,17 +307,17 @@ describe('poll machine: closing', () => {
 
 describe('poll machine: remote tallies', () => {
   it('replaces the counts, keeps local voters\' choices, closes once on closed: true', () => {
-    let s = newPoll({ local: false, multiple: true, votes: [3, 1, 0], votersCount: 3 });
+    let s = newPoll({ local: false, multiple: true, votes: [3, 1, 0], votersCount: 3, authorId: AUTHOR });
     s = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: A1, choices: [0, 2], now: t(0), local: true }).snapshot;
     expect(s.context).toMatchObject({ votes: [4, 1, 1], votersCount: 4 });
 
     const tally = stepOrThrow(pollMachine, s, { type: 'poll.tally', counts: [10, 4, 2], votersCount: 12 });
     expect(tally.emitted).toEqual([]);
-    expect(tally.snapshot.context).toMatchObject({ votes: [10, 4, 2], votersCount: 12, voters: { [A1]: [0, 2] } });
+    expect(tally.snapshot.context).toMatchObject({ votes: [10, 4, 2], votersCount: 12 });
 
-    const final = stepOrThrow(pollMachine, tally.snapshot, { type: 'poll.tally', counts: [11, 4, 2], votersCount: 13, closed: true });
+    const final = stepOrThrow(pollMachine, tally.snapshot, { type: 'poll.tally', counts: [11, 4, 2], votersCount: 13, closed: true, voterIds: [A1] });
     expect(final.snapshot.value).toBe('closed');
-    expect(final.emitted).toEqual([{ type: 'poll.closed', pollId: P, voterIds: [A1] }]);
+    expect(final.emitted).toEqual([{ type: 'poll.closed', pollId: P, voterIds: [A1], authorId: AUTHOR }]);
     const again = stepOrThrow(pollMachine, final.snapshot, { type: 'poll.tally', counts: [12, 4, 2], votersCount: 14, closed: true });
     expect(again.emitted).toEqual([]);
     expect(again.snapshot.context.votes).toEqual([12, 4, 2]);
@@ -339,9 +343,9 @@ describe('poll machine: multiple-choice rules', () => {
 
     const multi = stepOrThrow(pollMachine, newPoll({ multiple: true }), { ...two, choices: [2, 0] });
     expect(multi.emitted[0]).toEqual(voted(A1, [0, 2], true));
-    expect(multi.snapshot.context).toMatchObject({ votes: [1, 0, 1], votersCount: 1, voters: { [A1]: [0, 2] } });
+    expect(multi.snapshot.context).toMatchObject({ votes: [1, 0, 1], votersCount: 1 });
     // Voting again, even for other options, is refused: a vote is final (Mastodon 422).
-    const again = { ...two, choices: [1] };
+    const again = { ...two, choices: [1], previous: [0, 2] };
     expect(step(pollMachine, multi.snapshot, again).accepted).toBe(false);
     expect(pollVoteRefusal('open', multi.snapshot.context, again)).toEqual({
       reason: 'already_voted', error: 'Validation failed: You have already voted on this poll',
@@ -349,6 +353,30 @@ describe('poll machine: multiple-choice rules', () => {
     for (const choices of [[], [0, 0], [3], [-1], [1.5]]) {
       expect(step(pollMachine, newPoll({ multiple: true }), { ...two, choices }).accepted).toBe(false);
     }
+  });
+});
+
+describe('poll machine: the author and remote voters adding choices', () => {
+  it('refuses a vote by the poll\'s author (Mastodon\'s self_vote)', () => {
+    const s = newPoll({ authorId: AUTHOR });
+    const own = { type: 'poll.vote' as const, voterId: AUTHOR, choices: [0], now: t(0), local: true };
+    expect(step(pollMachine, s, own).accepted).toBe(false);
+    expect(pollVoteRefusal('open', s.context, own)).toEqual({ reason: 'self_vote', error: 'Validation failed: You cannot vote in your own polls' });
+  });
+
+  it('a remote voter adds new choices to a local multiple-choice poll without counting as a second voter', () => {
+    let s = newPoll({ multiple: true, authorId: AUTHOR });
+    s = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: R, choices: [0], now: t(0), local: false }).snapshot;
+    const more = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: R, choices: [2], now: t(SEC), local: false, previous: [0] });
+    expect(more.emitted).toEqual([voted(R, [2], false)]);
+    expect(more.snapshot.context).toMatchObject({ votes: [1, 0, 1], votersCount: 1 });
+    // The same choice again is the same vote: refused. A local voter never adds.
+    const same = { type: 'poll.vote' as const, voterId: R, choices: [0], now: t(SEC), local: false, previous: [0, 2] };
+    expect(pollVoteRefusal('open', more.snapshot.context, same)?.reason).toBe('already_voted');
+    expect(pollVoteRefusal('open', more.snapshot.context, { ...same, voterId: A1, local: true, choices: [1], previous: [0] })?.reason).toBe('already_voted');
+    // On a single-choice poll a remote voter votes once.
+    const single = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: R, choices: [0], now: t(0), local: false }).snapshot;
+    expect(pollVoteRefusal('open', single.context, { ...same, choices: [1], previous: [0] })?.reason).toBe('already_voted');
   });
 });
 
@@ -361,33 +389,33 @@ describe('renderPoll', () => {
   })();
 
   it('hides option counts from everyone but the author while open; shows them once expired', () => {
-    const author = renderPoll(hidden, { accountId: 'author', isAuthor: true }, t(2 * MIN));
+    const author = renderPoll(hidden, { accountId: 'author', isAuthor: true, ownVotes: null }, t(2 * MIN));
     expect(author).toEqual({
       expires_at: t(60 * MIN), expired: false, multiple: true, votes_count: 3, voters_count: 2,
       options: [{ title: 'yes', votes_count: 1 }, { title: 'no', votes_count: 2 }, { title: 'maybe', votes_count: 0 }],
       voted: true, own_votes: [],
     });
-    const voter = renderPoll(hidden, { accountId: A1, isAuthor: false }, t(2 * MIN));
+    const voter = renderPoll(hidden, { accountId: A1, isAuthor: false, ownVotes: [1, 0] }, t(2 * MIN));
     expect(voter.options.map((o) => o.votes_count)).toEqual([null, null, null]);
     expect(voter).toMatchObject({ voted: true, own_votes: [0, 1], votes_count: 3, voters_count: 2 });
     const anonymous = renderPoll(hidden, null, t(2 * MIN));
     expect(anonymous.options.map((o) => o.votes_count)).toEqual([null, null, null]);
     expect('voted' in anonymous || 'own_votes' in anonymous).toBe(false);
-    const stranger = renderPoll(hidden, { accountId: 'other', isAuthor: false }, t(2 * MIN));
+    const stranger = renderPoll(hidden, { accountId: 'other', isAuthor: false, ownVotes: null }, t(2 * MIN));
     expect(stranger).toMatchObject({ voted: false, own_votes: [] });
 
     // Past expiresAt (before the close timer ran) and after closing, everyone sees the counts.
     expect(renderPoll(hidden, null, t(60 * MIN))).toMatchObject({ expired: true, options: [{ votes_count: 1 }, { votes_count: 2 }, { votes_count: 0 }] });
     const closedPoll = stepOrThrow(pollMachine, hidden, { type: 'poll.close', now: t(3 * MIN) }).snapshot;
-    expect(renderPoll(closedPoll, { accountId: A2, isAuthor: false }, t(3 * MIN))).toMatchObject({
+    expect(renderPoll(closedPoll, { accountId: A2, isAuthor: false, ownVotes: [1] }, t(3 * MIN))).toMatchObject({
       expired: true, own_votes: [1], options: [{ votes_count: 1 }, { votes_count: 2 }, { votes_count: 0 }],
     });
   });
 
-  it('voters_count is null for a single-choice poll; counts show when totals are not hidden', () => {
+  it('voters_count is given for a single-choice poll too (as Mastodon answers); counts show when totals are not hidden', () => {
     const s = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: A1, choices: [2], now: t(0), local: true }).snapshot;
     expect(renderPoll(s, null, t(0))).toEqual({
-      expires_at: t(60 * MIN), expired: false, multiple: false, votes_count: 1, voters_count: null,
+      expires_at: t(60 * MIN), expired: false, multiple: false, votes_count: 1, voters_count: 1,
       options: [{ title: 'yes', votes_count: 0 }, { title: 'no', votes_count: 0 }, { title: 'maybe', votes_count: 1 }],
     });
   });

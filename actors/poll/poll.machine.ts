@@ -13,18 +13,23 @@
  *   deleted  its status was deleted; accepts nothing
  *
  * Events (imperatives; `now` is an ISO instant the service reads from its clock):
- *   poll.vote       {voterId, choices, now, local} — voterId is a local account id or a remote
- *                   actor URI; `local` says the voter is a local account. Refused (see
- *                   `pollVoteRefusal`, which gives the reason and Mastodon's 422 message) when
- *                   closed, expired (now ≥ expiresAt), choices empty / out of range / duplicated,
- *                   more than one choice on a single-choice poll, the voter already voted, or a
- *                   remote voter on a remote poll (its votes reach us as tallies).
- *   poll.close      {now} — open → closed. Once: in closed it is refused, so the close timer
- *                   firing after an early close writes nothing.
- *   poll.tally      {counts, votersCount, closed?} — a remote poll's Update: replaces the
- *                   counts (local voters' own votes are kept); `closed: true` closes it (closedAt
- *                   = expiresAt, the end its server announced). Refused for local polls and for
- *                   counts that do not fit the options.
+ *   poll.vote       {voterId, choices, now, local, previous?} — voterId is a local account id or
+ *                   a remote actor URI; `local` says the voter is a local account; `previous` is
+ *                   the voter's earlier choices on this poll (a fact the service reads from its
+ *                   vote rows, null or absent when none). Refused (see `pollVoteRefusal`, which
+ *                   gives the reason and Mastodon's 422 message) when closed, expired
+ *                   (now ≥ expiresAt), the voter is the poll's author (Mastodon's self_vote),
+ *                   choices empty / out of range / duplicated, more than one choice on a
+ *                   single-choice poll, the voter already voted, or a remote voter on a remote
+ *                   poll (its votes reach us as tallies). A remote voter on a local multiple-choice
+ *                   poll may add choices it has not made yet (Mastodon sends one Note per choice):
+ *                   counted, but not as a new voter.
+ *   poll.close      {now, voterIds?} — open → closed. Once: in closed it is refused, so the close
+ *                   timer firing after an early close writes nothing. `voterIds` (read by the
+ *                   service from the vote rows) travel on in `poll.closed`.
+ *   poll.tally      {counts, votersCount, closed?, voterIds?} — a remote poll's Update: replaces
+ *                   the counts; `closed: true` closes it (closedAt = expiresAt, the end its server
+ *                   announced). Refused for local polls and for counts that do not fit the options.
  *   poll.update_due {now} — the throttle timer: only while an Update is pending.
  *   poll.delete     open/closed → deleted.
  *
@@ -39,13 +44,17 @@
  *                                          at most once per 3 minutes per poll (mission spec).
  *   poll.updated {pollId}                  send the Update now (on poll.update_due, and the
  *                                          final one when a local poll closes)
- *   poll.closed {pollId, voterIds}         exactly once per poll: the poll-ended notification
- *                                          for the voters (local ones; remote ids are URIs) and
- *                                          the author (the service knows the status' author)
+ *   poll.closed {pollId, voterIds, authorId}
+ *                                          exactly once per poll: the poll-ended notification
+ *                                          for the voters (local account ids; remote ones are
+ *                                          URIs) and the author
  *   poll.deleted {pollId}                  drop pending timers
  *
- * Context holds the counts and who voted for what (voterId → choice indexes), so a double vote
- * is refused by the actor itself and `own_votes` is read from the snapshot (`renderPoll`).
+ * Context holds the counts, never the list of voters: a poll with 10,000 voters keeps a snapshot
+ * of a few hundred bytes, so a vote costs the same whatever came before (test/bench/polls.ts).
+ * Who voted for what lives in the service's vote rows (poll_votes), which give the machine the
+ * voter's earlier choices (`previous`), the voters at close, and `own_votes` (`renderPoll`'s
+ * viewer).
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import type { PersistedSnapshot } from '../runtime/step.ts';
@@ -65,6 +74,8 @@ export interface PollInput {
   hideTotals: boolean;
   /** ISO instant, or null for a (remote) poll without an end. */
   expiresAt: string | null;
+  /** The account that wrote the poll's status (it may not vote on it). */
+  authorId?: string | null;
   /** A remote poll's tallies when first seen; zeros otherwise. */
   votes?: number[];
   votersCount?: number;
@@ -77,10 +88,9 @@ export interface PollContext {
   multiple: boolean;
   hideTotals: boolean;
   expiresAt: string | null;
+  authorId: string | null;
   /** Votes per option, same order as options. */
   votes: number[];
-  /** Who voted (local account id or remote actor URI) → the option indexes chosen, ascending. */
-  voters: Record<string, number[]>;
   /** Distinct voters (for a remote poll: what its server says). */
   votersCount: number;
   closedAt: string | null;
@@ -91,9 +101,9 @@ export interface PollContext {
 }
 
 export type PollEvent =
-  | { type: 'poll.vote'; voterId: string; choices: number[]; now: string; local: boolean }
-  | { type: 'poll.close'; now: string }
-  | { type: 'poll.tally'; counts: number[]; votersCount: number | null; closed?: boolean }
+  | { type: 'poll.vote'; voterId: string; choices: number[]; now: string; local: boolean; previous?: number[] | null }
+  | { type: 'poll.close'; now: string; voterIds?: string[] }
+  | { type: 'poll.tally'; counts: number[]; votersCount: number | null; closed?: boolean; voterIds?: string[] }
   | { type: 'poll.update_due'; now: string }
   | { type: 'poll.delete' };
 
@@ -102,7 +112,7 @@ export type PollEmitted =
   | { type: 'poll.voted'; pollId: string; voterId: string; choices: number[]; local: boolean }
   | { type: 'poll.update_scheduled'; pollId: string; runAt: string }
   | { type: 'poll.updated'; pollId: string }
-  | { type: 'poll.closed'; pollId: string; voterIds: string[] }
+  | { type: 'poll.closed'; pollId: string; voterIds: string[]; authorId: string | null }
   | { type: 'poll.deleted'; pollId: string };
 
 export type PollState = 'open' | 'closed' | 'deleted';
@@ -113,6 +123,7 @@ export type PollVoteRefusalReason =
   | 'closed'
   | 'expired'
   | 'already_voted'
+  | 'self_vote'
   | 'no_choice'
   | 'invalid_choice'
   | 'duplicate_choice'
@@ -130,6 +141,7 @@ const REFUSAL_ERRORS: Record<PollVoteRefusalReason, string> = {
   closed: 'Validation failed: The poll has already ended',
   expired: 'Validation failed: The poll has already ended',
   already_voted: 'Validation failed: You have already voted on this poll',
+  self_vote: 'Validation failed: You cannot vote in your own polls',
   no_choice: 'Validation failed: Choices can\'t be blank',
   invalid_choice: 'Validation failed: The chosen vote option does not exist',
   duplicate_choice: 'Validation failed: You have already voted on this poll',
@@ -154,18 +166,23 @@ export function pollExpiredAt(context: PollContext, now: string): boolean {
 export function pollVoteRefusal(
   state: PollState,
   context: PollContext,
-  vote: { voterId: string; choices: number[]; now: string; local: boolean },
+  vote: { voterId: string; choices: number[]; now: string; local: boolean; previous?: number[] | null },
 ): PollVoteRefusal | null {
   const refuse = (reason: PollVoteRefusalReason): PollVoteRefusal => ({ reason, error: REFUSAL_ERRORS[reason] });
   if (state !== 'open') return refuse('closed');
   if (!Number.isFinite(ms(vote.now))) return refuse('invalid_time');
   if (pollExpiredAt(context, vote.now)) return refuse('expired');
   if (!context.local && !vote.local) return refuse('remote_poll');
-  if (Object.hasOwn(context.voters, vote.voterId)) return refuse('already_voted');
+  if (context.authorId !== null && vote.voterId === context.authorId) return refuse('self_vote');
+  const previous = vote.previous ?? null;
+  // A remote voter adds choices to a multiple-choice poll one Note at a time; anyone else votes once.
+  const adding = previous !== null && !vote.local && context.multiple;
+  if (previous !== null && !adding) return refuse('already_voted');
   if (!Array.isArray(vote.choices) || vote.choices.length === 0) return refuse('no_choice');
   if (vote.choices.some((c) => !Number.isInteger(c) || c < 0 || c >= context.options.length)) return refuse('invalid_choice');
   if (new Set(vote.choices).size !== vote.choices.length) return refuse('duplicate_choice');
   if (!context.multiple && vote.choices.length > 1) return refuse('single_choice');
+  if (adding && vote.choices.some((c) => previous.includes(c))) return refuse('already_voted');
   return null;
 }
 
@@ -207,10 +224,10 @@ export const pollMachine = setup({
       const choices = [...event.choices].sort((a, b) => a - b);
       const votes = context.votes.map((n, i) => (choices.includes(i) ? n + 1 : n));
       const scheduleUpdate = context.local && !context.updatePending;
+      const newVoter = event.previous === undefined || event.previous === null;
       enqueue.assign({
         votes,
-        voters: { ...context.voters, [event.voterId]: choices },
-        votersCount: context.votersCount + 1,
+        votersCount: context.votersCount + (newVoter ? 1 : 0),
         updatePending: context.updatePending || context.local,
       });
       enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local });
@@ -239,7 +256,8 @@ export const pollMachine = setup({
         enqueue.assign({ lastUpdateSentAt: event.now });
         enqueue.emit({ type: 'poll.updated', pollId: context.pollId });
       }
-      enqueue.emit({ type: 'poll.closed', pollId: context.pollId, voterIds: Object.keys(context.voters).sort() });
+      const voterIds = (event.type === 'poll.close' || event.type === 'poll.tally') && Array.isArray(event.voterIds) ? [...event.voterIds].sort() : [];
+      enqueue.emit({ type: 'poll.closed', pollId: context.pollId, voterIds, authorId: context.authorId });
     }),
     announceDeleted: emit(({ context }) => ({ type: 'poll.deleted' as const, pollId: context.pollId })),
   },
@@ -260,8 +278,8 @@ export const pollMachine = setup({
       multiple: input.multiple,
       hideTotals: input.hideTotals,
       expiresAt: input.expiresAt === null ? null : new Date(input.expiresAt).toISOString(),
+      authorId: input.authorId ?? null,
       votes: [...votes],
-      voters: {},
       votersCount: input.votersCount ?? 0,
       closedAt: null,
       lastUpdateSentAt: null,
@@ -321,6 +339,8 @@ export interface PollViewer {
   accountId: string;
   /** The viewer wrote the poll's status: Mastodon shows them the results at once. */
   isAuthor: boolean;
+  /** The viewer's choices on this poll (from the vote rows), null when they have not voted. */
+  ownVotes: number[] | null;
 }
 
 /** Poll entity fields derivable from the snapshot (the service adds `id` and `emojis`). */
@@ -329,7 +349,7 @@ export interface PollEntityFields {
   expired: boolean;
   multiple: boolean;
   votes_count: number;
-  voters_count: number | null;
+  voters_count: number;
   options: { title: string; votes_count: number | null }[];
   voted?: boolean;
   own_votes?: number[];
@@ -337,9 +357,10 @@ export interface PollEntityFields {
 
 /**
  * Renders the snapshot as Mastodon's Poll entity fields at `now`. Option counts are null while
- * totals are hidden and the poll is not expired, except for the author. `voters_count` is null
- * for single-choice polls. `voted`/`own_votes` appear only for a viewer; the author counts as
- * having voted (Mastodon's `voted?`), with the choices they actually made.
+ * totals are hidden and the poll is not expired, except for the author (mission spec: results
+ * shown at once to the author). `voters_count` is given for single-choice polls too, as Mastodon
+ * answers (its docs say null; its API and clients rely on the number). `voted`/`own_votes` appear
+ * only for a viewer; the author counts as having voted (Mastodon's `voted?`).
  */
 export function renderPoll(snapshot: PollSnapshot, viewer: PollViewer | null, now: string): PollEntityFields {
   const c = snapshot.context;
@@ -350,13 +371,13 @@ export function renderPoll(snapshot: PollSnapshot, viewer: PollViewer | null, no
     expired,
     multiple: c.multiple,
     votes_count: c.votes.reduce((sum, n) => sum + n, 0),
-    voters_count: c.multiple ? c.votersCount : null,
+    voters_count: c.votersCount,
     options: c.options.map((title, i) => ({ title, votes_count: showCounts ? (c.votes[i] ?? 0) : null })),
   };
   if (viewer !== null) {
-    const own = Object.hasOwn(c.voters, viewer.accountId) ? c.voters[viewer.accountId] : undefined;
-    fields.voted = viewer.isAuthor || own !== undefined;
-    fields.own_votes = own ? [...own] : [];
+    const own = viewer.ownVotes;
+    fields.voted = viewer.isAuthor || (own !== null && own.length > 0);
+    fields.own_votes = own ? [...own].sort((a, b) => a - b) : [];
   }
   return fields;
 }

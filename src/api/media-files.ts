@@ -1,5 +1,8 @@
 /**
- * GET /system/*: stored media files, by exact path under DATA_DIR/media (no traversal), streamed
+ * GET /system/*: stored media files — account images (services/media-store.ts) and media
+ * attachments (the keys of services/media-storage.ts's LocalDiskStorage, whose root this is, e.g.
+ * /system/media_attachments/files/…/original/….png) — by exact path under DATA_DIR/media (no
+ * traversal; a pending upload, which has no extension, is never served), streamed
  * from disk with backpressure (a slow reader holds one chunk, not the file). Names are random and
  * a file never changes once written, so it is cached for a year; the ETag and Last-Modified let
  * a client revalidate with a 304. One byte range is served as a 206.

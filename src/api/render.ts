@@ -9,6 +9,8 @@ import { serializeAccount, type MastodonAccount } from '../serializers/account.t
 import { loadStatusPage } from '../services/reads/statuses.ts';
 import { serializeStatus, type MastodonStatus, type SerializeStatusOptions } from '../serializers/status.ts';
 import { RoostError } from '../lib/errors.ts';
+import { loadStatusHistory } from '../services/reads/status-history.ts';
+import { serializeStatusEdit, type MastodonStatusEdit } from '../serializers/status-edit.ts';
 
 /** Accounts by id, in the order given (unknown ids left out, repeats kept). */
 export async function renderAccounts(services: Services, ids: readonly string[], opts: PageOptions = {}): Promise<MastodonAccount[]> {
@@ -52,4 +54,10 @@ export async function renderStatus(services: Services, id: string, viewerId: str
   const [json] = await renderStatuses(services, [id], viewerId, opts);
   if (!json) throw new RoostError(404, 'Record not found');
   return json;
+}
+
+/** The versions of a status, oldest first (one for a status never edited): two statements. */
+export async function renderStatusHistory(services: Services, statusId: string): Promise<MastodonStatusEdit[]> {
+  const { edits, view } = await loadStatusHistory(services, statusId);
+  return edits.flatMap((e) => serializeStatusEdit(e, view) ?? []);
 }

@@ -69,6 +69,21 @@ export function wellKnownRoutes(router: Router, services: Services, federation?:
       onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
     });
   });
+  // A status link (https://host/@user/id) asked for as ActivityPub: the Note at the status's URI,
+  // as Mastodon serves it (the same visibility rules: Fedify's object dispatcher answers).
+  router.get('/@:username/:id', async (ctx) => {
+    if (!federation || !ACTIVITY_JSON.test(ctx.header('accept') ?? '')) throw new RoostError(404, 'Record not found');
+    const statusUrl = new URL(
+      `/users/${encodeURIComponent(ctx.params.username)}/statuses/${encodeURIComponent(ctx.params.id)}`,
+      services.config.publicUrl,
+    );
+    return federation.fetch(new Request(statusUrl, { headers: ctx.headers }), {
+      contextData: undefined,
+      onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
+      onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
+      onUnauthorized: () => Response.json({ error: 'Record not found' }, { status: 404 }),
+    });
+  });
   // Mastodon's load-balancer probe: 200 "OK" as text/plain once the app is up.
   router.get('/health', () => new Response('OK', { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }));
 }

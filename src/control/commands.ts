@@ -13,6 +13,20 @@ import type { RoostFederation } from '../federation/index.ts';
 import { accountResolver } from '../federation/lookup.ts';
 import { migrateLocalAccount, setAccountAliases } from '../services/moves.ts';
 import { forgetViewer } from '../services/reads/viewer.ts';
+import {
+  createDomainAllow,
+  createDomainBlock,
+  domainAllowIdFor,
+  domainBlockIdFor,
+  ExistingDomainBlockError,
+  removeDomainAllow,
+  removeDomainBlock,
+  updateDomainBlock,
+  validDomain,
+  type DomainBlockInput,
+} from '../services/domain-blocks.ts';
+import { allDomainAllows, allDomainBlocks } from '../services/reads/domain-blocks.ts';
+import { deliveryState } from '../federation/delivery.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -33,9 +47,34 @@ function reqString(args: CommandArgs, key: string): string {
   return v;
 }
 
+function optString(args: CommandArgs, key: string): string | undefined {
+  const v = args[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A block as the CLI prints it. */
+function blockSummary(b: { domain: string; severity: string; reject_media: boolean; reject_reports: boolean; obfuscate: boolean; public_comment: string | null; private_comment: string | null }) {
+  return {
+    domain: b.domain,
+    severity: b.severity,
+    rejectMedia: b.reject_media,
+    rejectReports: b.reject_reports,
+    obfuscate: b.obfuscate,
+    publicComment: b.public_comment,
+    privateComment: b.private_comment,
+  };
+}
+
 export const COMMANDS: Record<string, Command> = {
   async migrate(services) {
     return { applied: await services.db.migrate() };
+  },
+  /** What became of an activity's deliveries (federation/delivery.ts). */
+  async 'deliveries.show'(services, args) {
+    const activityId = reqString(args, 'activityId');
+    const state = await deliveryState(services.db.sql, activityId);
+    if (!state) throw new RoostError(404, `No delivery of ${activityId}`);
+    return { delivery: state };
   },
   async 'accounts.list'(services) {
     const rows = await services.db.sql.query<{
@@ -77,6 +116,48 @@ export const COMMANDS: Record<string, Command> = {
     if (add.length + remove.length === 0) throw new RoostError(422, 'Nothing to change: give --add or --remove');
     const aliases = await setAccountAliases(services, accountResolver(services, federation), reqString(args, 'username'), { add, remove });
     return { username: reqString(args, 'username'), aliases };
+  },
+  /**
+   * `roost domains block`: a new block, or (the same domain blocked already) that block changed
+   * to what is asked; a parent domain's stricter block refuses it, as the admin API does.
+   */
+  async 'domains.block'(services, args) {
+    const input: DomainBlockInput = {
+      domain: reqString(args, 'domain'),
+      severity: optString(args, 'severity'),
+      rejectMedia: args.rejectMedia === true,
+      rejectReports: args.rejectReports === true,
+      publicComment: optString(args, 'publicComment'),
+      privateComment: optString(args, 'privateComment'),
+      obfuscate: args.obfuscate === true,
+    };
+    try {
+      return { created: true, block: blockSummary(await createDomainBlock(services, input, 'operator')) };
+    } catch (e) {
+      if (!(e instanceof ExistingDomainBlockError) || e.existing.domain !== validDomain(input.domain)) throw e;
+      const { domain: _d, ...change } = input;
+      return { created: false, block: blockSummary(await updateDomainBlock(services, e.existing.id, change, 'operator')) };
+    }
+  },
+  async 'domains.unblock'(services, args) {
+    const domain = reqString(args, 'domain');
+    const id = await domainBlockIdFor(services, domain);
+    if (!id) throw new RoostError(404, `No block on ${validDomain(domain)}`);
+    return { block: blockSummary(await removeDomainBlock(services, id, 'operator')) };
+  },
+  async 'domains.allow'(services, args) {
+    const allow = await createDomainAllow(services, reqString(args, 'domain'), 'operator');
+    return { domain: allow.domain, mode: services.config.federation.mode };
+  },
+  async 'domains.disallow'(services, args) {
+    const domain = reqString(args, 'domain');
+    const id = await domainAllowIdFor(services, domain);
+    if (!id) throw new RoostError(404, `${validDomain(domain)} is not allowed`);
+    return { domain: (await removeDomainAllow(services, id, 'operator')).domain };
+  },
+  async 'domains.list'(services) {
+    const [blocks, allows] = await Promise.all([allDomainBlocks(services), allDomainAllows(services)]);
+    return { mode: services.config.federation.mode, blocks: blocks.map(blockSummary), allows: allows.map((a) => a.domain) };
   },
   async 'accounts.create'(services, args) {
     const { account, password } = await createLocalAccount(services, {

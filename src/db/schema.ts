@@ -110,6 +110,7 @@ export interface StatusesTable {
   local: boolean;
   in_reply_to_id: Id | null;
   reblog_of_id: Id | null;
+  conversation_id: Id | null;
   created_at: Ts;
   updated_at: Ts;
   deleted_at: Ts | null;
@@ -171,6 +172,39 @@ export interface AccountDomainBlocksTable {
   created_at: Ts;
 }
 
+export interface PollsTable {
+  id: Id;
+  status_id: Id;
+  account_id: Id;
+  local: boolean;
+  uri: string | null;
+  options: string[];
+  multiple: boolean;
+  hide_totals: boolean;
+  expires_at: Ts | null;
+  state: 'open' | 'closed' | 'deleted';
+  cached_tallies: number[];
+  votes_count: number;
+  voters_count: number;
+  closed_at: Ts | null;
+  machine: Record<string, unknown> | null;
+  machine_version: number;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface PollVotesTable {
+  id: Id;
+  poll_id: Id;
+  /** A local account id, or a remote actor URI. */
+  voter: string;
+  account_id: Id | null;
+  choices: number[];
+  uri: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
 export interface DB {
   accounts: AccountsTable;
   account_stats: AccountStatsTable;
@@ -185,6 +219,8 @@ export interface DB {
   account_pins: AccountToAccountTable;
   account_notes: AccountNotesTable;
   account_domain_blocks: AccountDomainBlocksTable;
+  polls: PollsTable;
+  poll_votes: PollVotesTable;
 }
 
 export type RoostKysely = Kysely<DB>;

@@ -4,8 +4,8 @@
  * the transaction:
  *
  *   federate  is a remote party involved? then build the activity (pure builders in
- *             federation/convert/to-as.ts) and hand it to Fedify, which signs and delivers with
- *             its own retry queue;
+ *             federation/convert/to-as.ts) and queue its delivery (federation/delivery.ts: one
+ *             job per activity, the priority lane for a few inboxes, the bulk lane for fan-outs);
  *   surface   notifications, streaming, Web Push and webhooks plug in at `surface()` below
  *             (later issues): they receive every event, local-only ones included.
  *
@@ -17,7 +17,9 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow as FollowRow } from '../db/entities/index.ts';
 import type { RoostFederation } from '../federation/index.ts';
+import type { Activity } from '@fedify/vocab';
 import { localActorDocument } from '../federation/actor.ts';
+import { sendActivity, type Recipients, type SendOptions } from '../federation/delivery.ts';
 import {
   toAsAccept,
   toAsBlock,
@@ -28,8 +30,16 @@ import {
   toAsUndoBlock,
   toAsUndoFollow,
   toAsUpdateActor,
+  toAsCreateNote,
+  toAsUpdateNote,
+  toAsDeleteNote,
+  toAsAnnounce,
+  toAsUndoAnnounce,
+  toAsLike,
+  toAsUndoLike,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
+import { announceFacts, loadStatusAs, loadStatusesAs, recipientOfRow, type StatusAsRow } from '../federation/statuses.ts';
 import type { OutboxRecord } from './outbox.ts';
 
 function recipientOf(account: Account) {
@@ -75,20 +85,125 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
     const event = record.event as Record<string, string> & { type: string };
     const em = services.db.em();
     const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
+    const send = (sender: string, recipients: Recipients, activity: Activity, opts: SendOptions = {}) =>
+      sendActivity(services, ctx, sender, recipients, activity, opts);
     const sendActorUpdate = async (account: Account) => {
       const actor = await localActorDocument(services, ctx, account);
       // Updates and the Move of one account arrive in order.
-      await ctx.sendActivity({ identifier: account.username }, 'followers', toAsUpdateActor(account.uri, account.updatedAt, actor), {
+      await send(account.username, 'followers', toAsUpdateActor(account.uri, account.updatedAt, actor), {
         preferSharedInbox: true,
         orderingKey: account.uri,
       });
     };
+    /**
+     * A status's activity to its audience, as Mastodon's StatusReachFinder: the author's followers
+     * (shared inboxes once) unless it is direct or limited, and every mentioned remote account
+     * that does not follow the author (those that do get it with the followers). One ordering
+     * key per status: its Create, Updates and Delete reach each server in that order.
+     */
+    const sendToAudience = async (s: StatusAsRow, activity: Activity, extra: StatusAsRow['mentioned'] = []) => {
+      const orderingKey = `status ${s.note.uri}`;
+      const toFollowers = s.note.visibility === 'public' || s.note.visibility === 'unlisted' || s.note.visibility === 'private';
+      const candidates = [...new Map([...s.mentioned, ...extra].map((m) => [m.id, m])).values()];
+      let direct = candidates;
+      if (toFollowers && candidates.length) {
+        const following = await services.db.sql.query<{ id: string }>(
+          `select account_id::text as id from follows where target_account_id = $1 and state = 'accepted' and account_id = any($2::bigint[])`,
+          [s.accountId, candidates.map((m) => m.id)],
+        );
+        const skip = new Set(following.map((r) => r.id));
+        direct = candidates.filter((m) => !skip.has(m.id));
+      }
+      if (toFollowers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey });
+      if (direct.length) await send(s.username, direct.map(recipientOfRow), activity, { preferSharedInbox: true, orderingKey });
+    };
+    /** The remote author of a status, as a recipient row (null when local or gone). */
+    const remoteAuthorOf = async (statusAccountId: string) => {
+      const [row] = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
+        `select id::text, uri, inbox_url, shared_inbox_url from accounts where id = $1 and domain is not null and suspended_at is null`,
+        [statusAccountId],
+      );
+      return row ?? null;
+    };
+    /** The remote author replied to, for a public or unlisted reply (Mastodon's StatusReachFinder). */
+    const repliedTo = async (s: StatusAsRow) => {
+      if (!s.inReplyToAccountId || (s.note.visibility !== 'public' && s.note.visibility !== 'unlisted')) return [];
+      const author = await remoteAuthorOf(s.inReplyToAccountId);
+      return author ? [author] : [];
+    };
+    /** A local reblog and its original (null unless the reblog is `deleted` as asked). */
+    const loadReblog = async (reblogId: string, deleted: boolean) => {
+      const rows = await loadStatusesAs(services, ctx, [reblogId, event.reblogOfId!]);
+      const reblog = rows.get(reblogId);
+      const original = rows.get(event.reblogOfId!);
+      if (!reblog || !original || !reblog.local || reblog.deleted !== deleted || reblog.reblogOfId !== original.id) return null;
+      return { reblog, original, facts: announceFacts(reblog, original) };
+    };
     switch (event.type) {
+      // A local status: Create(Note) to its audience (nothing if it was deleted meanwhile).
+      case 'status.created': {
+        const s = await loadStatusAs(services, ctx, event.statusId ?? record.actorId);
+        if (!s || !s.local || s.deleted || s.reblogOfId) return;
+        await sendToAudience(s, toAsCreateNote(s.note), await repliedTo(s));
+        log.info({ statusId: s.id, visibility: s.note.visibility }, 'Create(Note) sent');
+        return;
+      }
+      // A local status was edited (the edits branch records status.updated): Update(Note).
+      case 'status.updated': {
+        const s = await loadStatusAs(services, ctx, event.statusId ?? record.actorId);
+        if (!s || !s.local || s.deleted || s.reblogOfId) return;
+        await sendToAudience(s, toAsUpdateNote(s.note), await repliedTo(s));
+        return;
+      }
+      // A local status was deleted: Delete(Tombstone) to the same audience.
+      case 'status.deleted': {
+        const s = await loadStatusAs(services, ctx, event.statusId ?? record.actorId);
+        if (!s || !s.local || !s.deleted || s.reblogOfId) return;
+        // Also the servers of those who reblogged it (their reblogs go with it there too).
+        const rebloggers = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
+          `select distinct a.id::text, a.uri, a.inbox_url, a.shared_inbox_url from statuses r join accounts a on a.id = r.account_id
+            where r.reblog_of_id = $1 and a.domain is not null and a.suspended_at is null`,
+          [s.id],
+        );
+        await sendToAudience(s, toAsDeleteNote({ uri: s.note.uri, authorUri: s.note.authorUri }), [...(await repliedTo(s)), ...rebloggers]);
+        log.info({ statusId: s.id }, 'Delete(Note) sent');
+        return;
+      }
+      // A local reblog: Announce to the reblogger's followers and the original's remote author.
+      case 'status.reblogged':
+      case 'status.unreblogged': {
+        const undo = event.type === 'status.unreblogged';
+        const found = await loadReblog(event.statusId ?? record.actorId, undo);
+        if (!found) return;
+        const author = await remoteAuthorOf(found.original.accountId);
+        const activity = undo ? toAsUndoAnnounce(found.facts) : toAsAnnounce(found.facts);
+        await sendToAudience(found.reblog, activity, author ? [author] : []);
+        return;
+      }
+      // A local account favourited a remote status: Like to its author (Undo(Like) when taken back).
+      case 'status.favourited':
+      case 'status.unfavourited': {
+        const undo = event.type === 'status.unfavourited';
+        const [fav] = await services.db.sql.query(`select 1 from favourites where id = $1`, [event.favouriteId]);
+        if (undo === !!fav) return;
+        const [account, status] = await Promise.all([
+          em.findOne(AccountSchema, { id: event.accountId, domain: null }),
+          loadStatusAs(services, ctx, event.statusId!),
+        ]);
+        if (!account || !status || status.local) return;
+        const author = await remoteAuthorOf(status.accountId);
+        if (!author) return;
+        const like = { favouriteId: event.favouriteId!, actorUri: account.uri, objectUri: status.note.uri };
+        await send(account.username, recipientOfRow(author), undo ? toAsUndoLike(like) : toAsLike(like), {
+          orderingKey: `favourite ${account.uri} ${status.note.uri}`,
+        });
+        return;
+      }
       // A local account asks a remote one: Follow.
       case 'follow.requested': {
         const found = await loadFollow(em, record.actorId, ['requested']);
         if (!found || !isLocal(found.follower) || isLocal(found.target)) return;
-        await ctx.sendActivity({ identifier: found.follower.username }, recipientOf(found.target), toAsFollow(found.ends), {
+        await send(found.follower.username, recipientOf(found.target), toAsFollow(found.ends), {
           orderingKey: relationshipKey(found.follower, found.target),
         });
         log.info({ followId: found.follow.id, target: found.target.uri }, 'Follow sent');
@@ -99,7 +214,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       case 'follow.request_repeated': {
         const found = await loadFollow(em, record.actorId, ['accepted']);
         if (!found || isLocal(found.follower) || !isLocal(found.target)) return;
-        await ctx.sendActivity({ identifier: found.target.username }, recipientOf(found.follower), toAsAccept(found.ends), {
+        await send(found.target.username, recipientOf(found.follower), toAsAccept(found.ends), {
           orderingKey: relationshipKey(found.follower, found.target),
         });
         log.info({ followId: found.follow.id, follower: found.follower.uri }, 'Accept sent');
@@ -110,7 +225,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       case 'follow.removed': {
         const found = await loadFollow(em, record.actorId, ['rejected', 'removed']);
         if (!found || isLocal(found.follower) || !isLocal(found.target)) return;
-        await ctx.sendActivity({ identifier: found.target.username }, recipientOf(found.follower), toAsReject(found.ends), {
+        await send(found.target.username, recipientOf(found.follower), toAsReject(found.ends), {
           orderingKey: relationshipKey(found.follower, found.target),
         });
         return;
@@ -120,7 +235,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       case 'follow.cancelled': {
         const found = await loadFollow(em, record.actorId, ['undone', 'cancelled']);
         if (!found || !isLocal(found.follower) || isLocal(found.target)) return;
-        await ctx.sendActivity({ identifier: found.follower.username }, recipientOf(found.target), toAsUndoFollow(found.ends), {
+        await send(found.follower.username, recipientOf(found.target), toAsUndoFollow(found.ends), {
           orderingKey: relationshipKey(found.follower, found.target),
         });
         return;
@@ -132,9 +247,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           em.findOne(AccountSchema, { id: event.targetId }),
         ]);
         if (!follower || !target || isLocal(follower) || !isLocal(target)) return;
-        await ctx.sendActivity(
-          { identifier: target.username },
-          recipientOf(follower),
+        await send(target.username, recipientOf(follower),
           toAsRejectActivity({ targetUri: target.uri, followerUri: follower.uri, activityUri: event.activityUri!, eventId: record.id }),
           { orderingKey: relationshipKey(follower, target) },
         );
@@ -160,9 +273,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         const target = await em.findOneOrFail(AccountSchema, { id: event.targetAccountId });
         await sendActorUpdate(account);
         // A fresh id each time: a replayed Move must not be taken for one already processed.
-        await ctx.sendActivity(
-          { identifier: account.username },
-          'followers',
+        await send(account.username, 'followers',
           toAsMove({ actorUri: account.uri, targetUri: target.uri, moveId: services.ids.next() }),
           { preferSharedInbox: true, orderingKey: account.uri },
         );
@@ -178,7 +289,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           em.findOneOrFail(AccountSchema, { id: event.targetId }),
         ]);
         if (!isLocal(account) || isLocal(target)) return;
-        await ctx.sendActivity({ identifier: account.username }, recipientOf(target), toAsBlock({ uri: row.uri, actorUri: account.uri, targetUri: target.uri }), {
+        await send(account.username, recipientOf(target), toAsBlock({ uri: row.uri, actorUri: account.uri, targetUri: target.uri }), {
           orderingKey: relationshipKey(account, target),
         });
         return;
@@ -190,9 +301,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           em.findOneOrFail(AccountSchema, { id: event.targetId }),
         ]);
         if (!isLocal(account) || isLocal(target)) return;
-        await ctx.sendActivity(
-          { identifier: account.username },
-          recipientOf(target),
+        await send(account.username, recipientOf(target),
           toAsUndoBlock({ uri: event.blockUri, actorUri: account.uri, targetUri: target.uri }),
           { orderingKey: relationshipKey(account, target) },
         );

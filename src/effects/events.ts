@@ -15,8 +15,13 @@ export { EVENT_JOB, type Origin, type OutboxEvent, type OutboxRecord } from './o
 /** The one job kind that brings a timer back to services/timers.ts. */
 export const TIMER_JOB = 'timer';
 
-/** Timers: an event a service asked to receive at a time (later: poll.close, status.publish). */
-export type TimerEvent = { type: 'mute.expire'; accountId: string; targetId: string };
+/** Timers: an event a service asked to receive at a time (later: status.publish). */
+export type TimerEvent =
+  | { type: 'mute.expire'; accountId: string; targetId: string }
+  /** A poll's end (services/polls.ts): steps `poll.close`. */
+  | { type: 'poll.close'; pollId: string }
+  /** A poll's throttled Update is due (services/polls.ts): steps `poll.update_due`. */
+  | { type: 'poll.update_due'; pollId: string };
 
 export interface ScheduleOptions {
   /** When it is due (now by default). */
@@ -24,6 +29,8 @@ export interface ScheduleOptions {
   /** While a job with this key waits, scheduling it again adds nothing. */
   dedupeKey?: string;
   maxAttempts?: number;
+  /** Jobs with the same ordering key run one at a time, in the order scheduled. */
+  orderingKey?: string;
   clock?: Clock;
 }
 
@@ -32,11 +39,17 @@ export async function scheduleTimer(sql: Sql, timer: TimerEvent, opts: ScheduleO
   await schedule(sql, TIMER_JOB, timer, opts);
 }
 
+/** Drops the timers with these dedupe keys that have not started yet (in the caller's transaction). */
+export async function cancelTimers(sql: Sql, dedupeKeys: readonly string[]): Promise<void> {
+  if (dedupeKeys.length === 0) return;
+  await sql.query(`delete from jobs where kind = $1 and state = 'pending' and dedupe_key = any($2::text[])`, [TIMER_JOB, [...dedupeKeys]]);
+}
+
 /** Schedules background work of `kind` (a job kind with a handler in the composition root). */
 export async function schedule(sql: Sql, kind: string, payload: unknown, opts: ScheduleOptions = {}): Promise<void> {
   await enqueue(
     sql,
-    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts },
+    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts, orderingKey: opts.orderingKey },
     { clock: opts.clock },
   );
 }

@@ -148,3 +148,28 @@ export function boundDeliveries(bounds: DeliveryBounds, log?: Logger): () => voi
     void ours?.close().catch(() => undefined);
   };
 }
+
+/** What deliveries need of the process's dispatcher: undici's request() (its fast path, no fetch machinery). */
+export interface DeliveryDispatcher {
+  request(options: {
+    origin: string;
+    path: string;
+    method: 'POST';
+    headers: Record<string, string>;
+    body: Uint8Array;
+  }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: { dump(): Promise<void> } }>;
+}
+
+/**
+ * The global dispatcher (the bounded agent once boundDeliveries installed it: its timeouts and
+ * its check of the connected address apply), for delivery's own requests; null if there is none
+ * with request() (then deliveries use fetch, which goes through the same dispatcher).
+ */
+export function deliveryDispatcher(): DeliveryDispatcher | null {
+  let current = globals()[GLOBAL_DISPATCHER];
+  if (current === undefined) {
+    fetch('data:,').catch(() => undefined);
+    current = globals()[GLOBAL_DISPATCHER];
+  }
+  return typeof (current as { request?: unknown } | undefined)?.request === 'function' ? (current as DeliveryDispatcher) : null;
+}

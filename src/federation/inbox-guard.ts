@@ -14,6 +14,11 @@
  *   context there; fetching it costs no more than fetching the key, through the same bounded
  *   fetcher): 400. A context on a third server would let a peer aim Roost's fetches anywhere.
  *
+ * - a request signed by a server the domain policy refuses (a suspended domain, or in allowlist
+ *   mode one not allowed; `allowedHost`, services.domainPolicy.allowed): 403, before the body is
+ *   read and before any key is fetched (Mastodon takes such activities and drops them; refusing
+ *   says so, as GoToSocial does).
+ *
  * Anything else goes on to Fedify untouched (its body is read from a clone).
  */
 import { isPreloadedContext } from './loaders.ts';
@@ -58,11 +63,15 @@ export function remoteContextUrls(json: unknown, out: Set<string> = new Set()): 
  * The gate: a Response refusing the request, or null to hand it to Fedify. Only inbox POSTs are
  * looked at; everything else returns null at once.
  */
-export async function guardInbox(request: Request): Promise<Response | null> {
+export async function guardInbox(request: Request, allowedHost?: (host: string) => Promise<boolean>): Promise<Response | null> {
   if (request.method !== 'POST') return null;
   const { pathname } = new URL(request.url);
   if (!INBOX_PATH.test(pathname)) return null;
   if (!request.headers.has('signature') && !request.headers.has('signature-input')) return refuse(401, 'Request not signed');
+  const signer = signatureKeyId(request.headers);
+  if (signer && allowedHost && (signer.protocol === 'https:' || signer.protocol === 'http:') && !(await allowedHost(signer.host))) {
+    return refuse(403, 'Activities from this server are not accepted');
+  }
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > MAX_INBOX_BYTES) return refuse(413, 'Activity too large');
   const text = await request.clone().text();
@@ -75,7 +84,7 @@ export async function guardInbox(request: Request): Promise<Response | null> {
     return refuse(400, 'Invalid JSON');
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return refuse(400, 'Invalid activity');
-  const keyOrigin = signatureKeyId(request.headers)?.origin ?? null;
+  const keyOrigin = signer?.origin ?? null;
   for (const url of remoteContextUrls(json)) {
     if (isPreloadedContext(url)) continue;
     const origin = URL.canParse(url) ? new URL(url).origin : null;

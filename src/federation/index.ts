@@ -13,14 +13,19 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Block, Delete, Follow, Move, Undo, Reject, Update, type Recipient } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Follow, Like, Move, Note, Undo, Reject, Update, type Activity, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
 import { localAccountCounters } from '../services/reads/accounts.ts';
 import { findLocalAccount } from '../services/accounts.ts';
-import { localActor } from './convert/to-as.ts';
+import { toAsAnnounce, toAsCreateNote, toAsNote, toAsTombstone } from './convert/to-as.ts';
+import { announceFacts, loadStatusAs, loadStatusesAs, outboxPage, remoteMaySee } from './statuses.ts';
+import { onCreate } from './inbox/create.ts';
+import { onAnnounce } from './inbox/announce.ts';
+import { onLike } from './inbox/like.ts';
 import { localActorDocument } from './actor.ts';
+import { allowedRecipients } from './outbound-policy.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
 import { onReject } from './inbox/reject.ts';
@@ -46,11 +51,13 @@ async function remoteFollowerRecipients(services: Services, accountId: string): 
       where f.target_account_id = $1 and f.state = 'accepted' and a.domain is not null and a.suspended_at is null`,
     [accountId],
   );
-  return rows.map((r) => ({
+  const recipients = rows.map((r) => ({
     id: new URL(r.uri),
     inboxId: r.inbox_url ? new URL(r.inbox_url) : null,
     endpoints: r.shared_inbox_url ? { sharedInbox: new URL(r.shared_inbox_url) } : null,
   }));
+  // Not to servers the domain policy refuses (./outbound-policy.ts).
+  return allowedRecipients(await services.domainPolicy.snapshot(), recipients);
 }
 
 /** Items per page of the followers/following collections (Mastodon's FOLLOW_PER_PAGE). */
@@ -266,13 +273,64 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     })
     .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
     .setCounter(async (_ctx, identifier) => (await counters(identifier))?.following ?? null);
+  // The outbox: pages of the account's public and unlisted posts (Create with the Note) and
+  // reblogs (Announce), newest first, 20 a page as Mastodon's, in a fixed number of statements
+  // (the page, its statuses with mentions and tags, the originals of its reblogs).
   federation
-    .setOutboxDispatcher('/users/{identifier}/outbox', async (_ctx, identifier) => {
+    .setOutboxDispatcher('/users/{identifier}/outbox', async (ctx, identifier, cursor) => {
       const account = await visibleLocalAccount(identifier);
-      return account ? { items: [] } : null;
+      if (!account || account.suspendedAt) return null;
+      if (cursor === null) return { items: [] };
+      const page = await outboxPage(services, account.id, cursor === FIRST_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor);
+      const rows = await loadStatusesAs(services, ctx, page.ids);
+      const originals = await loadStatusesAs(services, ctx, [...rows.values()].flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])));
+      const items = page.ids.flatMap((id): Activity[] => {
+        const r = rows.get(id);
+        if (!r) return [];
+        if (!r.reblogOfId) return [toAsCreateNote(r.note)];
+        const original = originals.get(r.reblogOfId);
+        return original ? [toAsAnnounce(announceFacts(r, original))] : [];
+      });
+      return { items, nextCursor: page.next };
     })
+    .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
     // The account's post count (Mastodon's outbox totalItems is its statuses_count).
     .setCounter(async (_ctx, identifier) => (await counters(identifier))?.statuses ?? null);
+
+  // A local status at its URI: the Note; a deleted one: its Tombstone (Fedify serves an object
+  // dispatcher's answer with 200; actors alone get 410). Public and unlisted ones to anybody;
+  // private, direct and limited ones only to a signed fetch by an actor who may see them
+  // (a follower, a mentioned account), else 401.
+  const localStatus = async (identifier: string, id: string) => {
+    if (!/^\d{1,20}$/.test(id)) return null;
+    const account = await visibleLocalAccount(identifier);
+    if (!account || account.suspendedAt) return null;
+    const ctx = federation.createContext(new URL(config.publicUrl), undefined);
+    const s = await loadStatusAs(services, ctx, id);
+    return s && s.local && s.accountId === account.id ? s : null;
+  };
+  const mayFetch = async (ctx: { getSignedKeyOwner(): Promise<{ id: URL | null } | null> }, identifier: string, id: string) => {
+    const s = await localStatus(identifier, id);
+    if (!s || s.deleted || s.note.visibility === 'public' || s.note.visibility === 'unlisted') return true;
+    const owner = await ctx.getSignedKeyOwner().catch(() => null);
+    return owner?.id ? remoteMaySee(services, s.id, owner.id.href) : false;
+  };
+  federation
+    .setObjectDispatcher(Note, '/users/{identifier}/statuses/{id}', async (_ctx, { identifier, id }) => {
+      const s = await localStatus(identifier, id);
+      if (!s || s.reblogOfId) return null;
+      return s.deleted ? (toAsTombstone(s.note.uri) as unknown as Note) : toAsNote(s.note);
+    })
+    .authorize((ctx, { identifier, id }) => mayFetch(ctx, identifier, id));
+  // The activity of a status: Create for a post, Announce for a reblog (whose uri it is), for
+  // public and unlisted ones.
+  federation.setObjectDispatcher(Announce, '/users/{identifier}/statuses/{id}/activity', async (ctx, { identifier, id }) => {
+    const s = await localStatus(identifier, id);
+    if (!s || s.deleted || (s.note.visibility !== 'public' && s.note.visibility !== 'unlisted')) return null;
+    if (!s.reblogOfId) return toAsCreateNote(s.note) as unknown as Announce;
+    const original = (await loadStatusesAs(services, ctx, [s.reblogOfId])).get(s.reblogOfId);
+    return original && !original.deleted ? toAsAnnounce(announceFacts(s, original)) : null;
+  });
   // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
   // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
   // them on every profile refresh (Mastodon does) get an answer instead of a 404.
@@ -301,6 +359,9 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .on(Update, (ctx, activity) => onUpdate(services, ctx, activity))
     .on(Delete, (ctx, activity) => onDelete(services, ctx, activity))
     .on(Move, (ctx, activity) => onMove(services, ctx, activity))
+    .on(Create, (ctx, activity) => onCreate(services, ctx, activity))
+    .on(Announce, (ctx, activity) => onAnnounce(services, ctx, activity))
+    .on(Like, (ctx, activity) => onLike(services, ctx, activity))
     .onError((_ctx, error) => {
       log.warn({ err: error }, 'inbox activity failed');
     });

@@ -8,6 +8,8 @@
  * - Other contexts are fetched through the bounded fetcher and cached for a day; objects for five
  *   minutes (Fedify's default), both in the instance's KV store.
  * - A document nested deeper than MAX_JSON_DEPTH is refused before it is parsed.
+ * - A document on a server the domain policy refuses (suspended; not allowed in allowlist mode)
+ *   is not fetched at all.
  */
 import type { LookupFunction } from 'node:net';
 import { kvCache, signRequest, type KvStore, type KvStoreSetOptions } from '@fedify/fedify';
@@ -36,6 +38,11 @@ export interface LoaderSettings {
   /** Read at each fetch, so tests may simulate DNS on a running instance. */
   lookup: () => LookupFunction | undefined;
   timeoutMs?: number;
+  /**
+   * The domain policy (services.domainPolicy.allowed): a document on a server Roost does not talk
+   * to (suspended, or not allowed in allowlist mode) is never fetched.
+   */
+  allowedHost?: (host: string) => Promise<boolean>;
 }
 
 export function loaderSettings(services: Services): LoaderSettings {
@@ -43,6 +50,7 @@ export function loaderSettings(services: Services): LoaderSettings {
     allowPrivateAddresses: services.config.federation.allowPrivateAddresses,
     userAgent: getUserAgent({ software: `Roost/${services.version}`, url: new URL(services.config.publicUrl) }),
     lookup: () => services.dnsLookup,
+    allowedHost: (host) => services.domainPolicy.allowed(host),
   };
 }
 
@@ -57,6 +65,9 @@ type Signer = SafeFetchOptions['sign'];
 export function boundedDocumentLoader(settings: LoaderSettings, sign?: Signer): DocumentLoader {
   const load: DocumentLoader = async (url, options): Promise<RemoteDocument> => {
     if (isPreloadedContext(url)) return { contextUrl: null, document: preloadedContexts[url], documentUrl: url };
+    if (settings.allowedHost && URL.canParse(url) && !(await settings.allowedHost(new URL(url).host))) {
+      throw new FetchError(new URL(url), `the domain policy refuses ${new URL(url).host}`);
+    }
     const res = await safeFetch(new URL(url), {
       allowPrivateAddresses: settings.allowPrivateAddresses,
       userAgent: settings.userAgent,
@@ -144,3 +155,11 @@ export function withShortUnavailableKeys(kv: KvStore, ttlMs = UNAVAILABLE_KEY_TT
   if (kv.cas) wrapped.cas = (key, expected, next, options) => kv.cas!(key, expected, next, options);
   return wrapped;
 }
+
+/**
+ * How far one incoming activity may make us fetch (a reply's missing parents, an Announce's
+ * object, their authors): at most `depth` ancestors up a thread and `fetches` documents in all.
+ * Past either, the status is stored without its parent (as Mastodon does when a thread cannot be
+ * resolved); a peer serving an endless chain costs these many requests and no more.
+ */
+export const REMOTE_FETCH_LIMITS = { depth: 8, fetches: 16 } as const;

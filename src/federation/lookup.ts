@@ -75,6 +75,8 @@ export function freshDocumentLoader(services: Services): DocumentLoader {
 /** The ActivityPub actor URL a handle's WebFinger document names (rel=self), or null. */
 export async function webFingerSelf(services: Services, user: string, host: string): Promise<URL | null> {
   const settings = loaderSettings(services);
+  // Nothing is asked of a server the domain policy refuses (suspended, or not allowed).
+  if (!(await services.domainPolicy.allowed(host.toLowerCase()))) return null;
   const allowHttp = services.config.federation.allowPrivateAddresses && isPrivateHost(host);
   const resource = encodeURIComponent(`acct:${user}@${host}`);
   let url: URL;

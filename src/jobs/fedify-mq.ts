@@ -57,6 +57,11 @@ export interface PostgresMessageQueueOptions {
    */
   nativeRetrial?: boolean;
   backoff?: Backoff;
+  /**
+   * Asked before a message is handled: false drops it (the job completes unhandled). The domain
+   * policy uses it for deliveries and inbox work queued before a server was blocked.
+   */
+  accept?: (message: unknown) => Promise<boolean> | boolean;
 }
 
 /**
@@ -131,6 +136,7 @@ export class PostgresMessageQueue implements MessageQueue {
       queue: this.#queue,
       handlers: {
         [FEDIFY_MESSAGE_KIND]: async (message) => {
+          if (this.#o.accept && !(await this.#o.accept(message))) return;
           await handler(message);
         },
       },

@@ -93,6 +93,23 @@ export class PermanentJobError extends Error {
 }
 
 /**
+ * Throw from a handler to put the job back in place (same id, so it keeps its place among jobs
+ * of its ordering key) with a narrower payload, due at `runAt`: a delivery that reached some
+ * inboxes and must retry the others, no sooner than one of them asked (Retry-After). Not counted
+ * as a failure: the handler keeps its own count in the payload.
+ */
+export class RescheduleJob extends Error {
+  override name = 'RescheduleJob';
+  readonly runAt: Date;
+  readonly payload: unknown;
+  constructor(runAt: Date, payload: unknown, message = 'rescheduled') {
+    super(message);
+    this.runAt = runAt;
+    this.payload = payload;
+  }
+}
+
+/**
  * Exponential backoff with jitter: baseMs · factor^(attempts-1), capped at maxMs, then scaled
  * by a uniform factor in [1 - jitter, 1 + jitter]. Defaults: 5 s, ×3, cap 6 h, ±25 %
  * (5 s, 15 s, 45 s, 2¼ min, 6¾ min, 20 min, 1 h, 3 h, 6 h…).
@@ -531,6 +548,7 @@ async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
     } finally {
       clearInterval(heartbeat);
     }
+    if (failed && failure instanceof RescheduleJob) return await reschedule(rt, job, failure);
     if (failed) return await settleFailure(rt, job, failure, failure instanceof PermanentJobError);
     // Finishing an ordered job unblocks the next one of its key: wake the other processes too.
     const rows = await sql.query(
@@ -551,6 +569,20 @@ async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
     log.error({ ...fields, err: error }, 'could not settle job');
     return 'lost';
   }
+}
+
+async function reschedule(rt: Runtime, job: ClaimedJob, r: RescheduleJob): Promise<JobOutcome> {
+  const rows = await rt.sql.query(
+    `UPDATE jobs SET state = 'pending', run_at = $3::timestamptz, payload = $4::json, attempts = attempts - 1,
+            last_error = $5, updated_at = $6::timestamptz, locked_by = NULL, lock_token = NULL, locked_at = NULL
+     WHERE id = $1::bigint AND lock_token = $2 RETURNING id`,
+    [job.id, job.lockToken, r.runAt.toISOString(), encodePayload(r.payload), r.message, rt.clock.now().toISOString()],
+  );
+  if (rows.length === 0) {
+    rt.log.warn({ jobId: job.id, queue: job.queue, kind: job.kind }, 'job rescheduled after its lease was lost');
+    return 'lost';
+  }
+  return 'retry';
 }
 
 async function settleFailure(rt: Runtime, job: ClaimedJob, error: unknown, permanent: boolean): Promise<JobOutcome> {
@@ -697,11 +729,10 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
       }
       let claimed: ClaimedJob[];
       let delay = pollIntervalMs;
+      const claimedAt = rt.clock.now();
       try {
-        const claimedAt = rt.clock.now();
         const clock = { now: () => claimedAt };
         claimed = await claimJobs(rt.sql, { queue, limit: free, clock, leaseMs: rt.leaseMs, workerId });
-        if (claimed.length < free) delay = await untilNextDue(claimedAt);
         failures = 0;
       } catch (error) {
         failures++;
@@ -709,6 +740,7 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
         await sleep(Math.min(30_000, pollIntervalMs * 2 ** Math.min(failures, 10)));
         continue;
       }
+      // The claimed jobs start at once; when to look again is worked out while they run.
       for (const job of claimed) {
         const run = executeJob(rt, job).then((outcome) => {
           try {
@@ -724,6 +756,11 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
         active.add(tracked);
       }
       if (claimed.length === free) continue;
+      try {
+        delay = await untilNextDue(claimedAt);
+      } catch (error) {
+        log.error({ err: error, queue, workerId }, 'reading the next due job failed');
+      }
       await sleep(delay);
     }
   };

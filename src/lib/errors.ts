@@ -45,6 +45,7 @@ export class Validation {
 }
 
 function humanize(field: string): string {
-  const s = field.replace(/_/g, ' ');
+  // `poll.options` (a nested record's attribute, as Rails names it) reads "Poll options".
+  const s = field.replace(/[_.]/g, ' ');
   return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -176,3 +176,47 @@ export function safeHttpUrl(value: unknown): string | null {
   if (!url.hostname || url.username || url.password) return null;
   return url.href;
 }
+
+/** What Mastodon's oEmbed sanitiser adds to every iframe it lets through. */
+export const OEMBED_IFRAME_SANDBOX = 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox allow-forms';
+
+const OEMBED: sanitizeHtml.IOptions = {
+  allowedTags: ['iframe'],
+  allowedAttributes: { iframe: ['src', 'width', 'height', 'allowfullscreen', 'frameborder', 'scrolling', 'sandbox'] },
+  allowedSchemes: ['http', 'https'],
+  allowedSchemesByTag: { iframe: ['http', 'https'] },
+  allowedSchemesAppliedToAttributes: ['src'],
+  allowProtocolRelative: false,
+  allowIframeRelativeUrls: false,
+  disallowedTagsMode: 'discard',
+  nonTextTags: DROP_WITH_CONTENTS.filter((t) => t !== 'iframe'),
+  parseStyleAttributes: false,
+  nestingLimit: 16,
+  transformTags: {
+    iframe: (_tagName, attribs) => {
+      const src = safeHttpUrl(attribs.src);
+      if (!src) return { tagName: 'iframe', attribs: {} };
+      const out: Record<string, string> = { src };
+      for (const dim of ['width', 'height']) if (attribs[dim] && /^\d{1,5}%?$/.test(attribs[dim]!)) out[dim] = attribs[dim]!;
+      if ('allowfullscreen' in attribs) out.allowfullscreen = '';
+      if (attribs.frameborder && /^\d{1,2}$/.test(attribs.frameborder)) out.frameborder = attribs.frameborder;
+      if (attribs.scrolling && /^(yes|no|auto)$/i.test(attribs.scrolling)) out.scrolling = attribs.scrolling.toLowerCase();
+      out.sandbox = OEMBED_IFRAME_SANDBOX;
+      return { tagName: 'iframe', attribs: out };
+    },
+  },
+  // An iframe without a usable src goes whole.
+  exclusiveFilter: (frame) => frame.tag === 'iframe' && !frame.attribs.src,
+};
+
+/**
+ * The HTML of a remote oEmbed video (a preview card's `html`) made safe to store and serve, as
+ * Mastodon's Sanitize::Config::MASTODON_OEMBED for iframes: only <iframe> with an absolute http(s)
+ * src, its size, allowfullscreen, frameborder and scrolling, and always Mastodon's sandbox;
+ * anything else (scripts with their contents, other elements, on* attributes) is dropped.
+ */
+export function sanitizeOEmbedHtml(html: unknown, maxLength = 10_000): string {
+  if (html == null) return '';
+  const out = sanitizeHtml(String(html).slice(0, Math.min(MAX_INPUT, maxLength * 4)), OEMBED);
+  return out.length > maxLength ? '' : out;
+}

@@ -387,16 +387,17 @@ export function obfuscateDomain(domain: string): string {
   return chars.map((c, i) => (i > visible && i < chars.length - visible && c !== '.' ? '*' : c)).join('');
 }
 
-export function serializeDomainBlock(block: PublicDomainBlock): MastodonDomainBlock {
+/** `withComment`: the instance shows its reasons to this viewer (Mastodon's show_domain_blocks_rationale). */
+export function serializeDomainBlock(block: PublicDomainBlock, withComment = true): MastodonDomainBlock {
   const out: MastodonDomainBlock = {
     domain: block.obfuscate ? obfuscateDomain(block.domain) : block.domain,
     digest: createHash('sha256').update(block.domain).digest('hex'),
     severity: block.severity,
   };
-  if (block.publicComment) out.comment = block.publicComment;
+  if (withComment && block.publicComment) out.comment = block.publicComment;
   return out;
 }
 
-export function serializeDomainBlocks(blocks: readonly PublicDomainBlock[]): MastodonDomainBlock[] {
-  return blocks.map(serializeDomainBlock);
+export function serializeDomainBlocks(blocks: readonly PublicDomainBlock[], withComment = true): MastodonDomainBlock[] {
+  return blocks.map((b) => serializeDomainBlock(b, withComment));
 }

@@ -5,6 +5,9 @@
  */
 import type { Account } from '../db/entities/index.ts';
 import { serializeAccount, type AccountView, type MastodonAccount } from './account.ts';
+import { serializeMediaAttachment, type MastodonMediaAttachment, type MediaAttachmentRow } from './media-attachment.ts';
+import { serializePoll, type MastodonPoll, type PollRow } from './poll.ts';
+import { serializePreviewCard, type MastodonPreviewCard, type PreviewCardRow } from './preview-card.ts';
 
 export interface StatusRow {
   id: string;
@@ -24,6 +27,8 @@ export interface StatusRow {
   editedAt: Date | null;
   application: { name: string; website: string | null } | null;
   counts: { replies: number; reblogs: number; favourites: number };
+  /** Its link preview (null: none, or not fetched yet). */
+  card: PreviewCardRow | null;
 }
 
 export interface StatusMentionRow {
@@ -50,6 +55,14 @@ export interface StatusView {
   mentions: Map<string, StatusMentionRow[]>;
   tags: Map<string, string[]>;
   flags: Map<string, ViewerFlags>;
+  /** The page's media attachments by status id, each list in its order (none: no media). */
+  media?: Map<string, MediaAttachmentRow[]>;
+  /** The media storage's public base URL (MediaStorage.baseUrl). */
+  mediaBaseUrl?: string;
+  /** The page's polls by status id, with the viewer's votes (reads/polls.ts). */
+  polls?: Map<string, PollRow>;
+  /** When the page is rendered (a poll's `expired`): read by the loader, never here. */
+  now?: Date;
 }
 
 export interface MastodonStatus {
@@ -62,7 +75,7 @@ export interface MastodonStatus {
   visibility: 'public' | 'unlisted' | 'private' | 'direct';
   sensitive: boolean;
   spoiler_text: string;
-  media_attachments: unknown[];
+  media_attachments: MastodonMediaAttachment[];
   application?: { name: string; website: string | null };
   mentions: { id: string; username: string; url: string; acct: string }[];
   tags: { name: string; url: string }[];
@@ -74,8 +87,8 @@ export interface MastodonStatus {
   in_reply_to_id: string | null;
   in_reply_to_account_id: string | null;
   reblog: MastodonStatus | null;
-  poll: null;
-  card: null;
+  poll: MastodonPoll | null;
+  card: MastodonPreviewCard | null;
   language: string | null;
   edited_at: string | null;
   favourited?: boolean;
@@ -89,6 +102,11 @@ export interface MastodonStatus {
 export interface SerializeStatusOptions {
   /** Show the source `text` instead of the HTML `content` (DELETE's answer). */
   source?: boolean;
+}
+
+function pollOf(status: StatusRow, view: StatusView): MastodonPoll | null {
+  const poll = view.polls?.get(status.id);
+  return poll && view.now ? serializePoll(poll, view.viewerId, view.now) : null;
 }
 
 /** The status, or null when its author (or its reblogged original) is not in the view. */
@@ -110,7 +128,7 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
     visibility: status.visibility === 'limited' ? 'private' : status.visibility,
     sensitive: status.sensitive,
     spoiler_text: status.spoilerText,
-    media_attachments: [],
+    media_attachments: (view.media?.get(status.id) ?? []).map((m) => serializeMediaAttachment(m, view.mediaBaseUrl ?? `${view.baseUrl}/system/`)),
     mentions: (view.mentions.get(status.id) ?? []).map((m) => ({
       id: m.id,
       username: m.username,
@@ -126,8 +144,8 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
     in_reply_to_id: status.inReplyToId,
     in_reply_to_account_id: status.inReplyToAccountId,
     reblog,
-    poll: null,
-    card: null,
+    poll: pollOf(status, view),
+    card: status.card ? serializePreviewCard(status.card) : null,
     language: status.language,
     edited_at: status.editedAt ? status.editedAt.toISOString() : null,
   };

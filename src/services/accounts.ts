@@ -4,6 +4,7 @@
  */
 import { type EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
+import { applyDomainPolicyToNewAccount } from './domain-blocks.ts';
 import { AccountSchema, AccountKeySchema, UserSchema, UserRoleSchema, type Account, type User } from '../db/entities/index.ts';
 import { Validation, RoostError } from '../lib/errors.ts';
 import { generateActorKeys } from '../lib/keys.ts';
@@ -230,6 +231,8 @@ export async function insertRemoteAccount(services: Services, data: Partial<Acco
     }
     throw e;
   }
+  // Born silenced or suspended on a server the domain policy limits.
+  if (await applyDomainPolicyToNewAccount(services, account)) return (await services.db.em().findOne(AccountSchema, { id })) ?? account;
   return account;
 }
 

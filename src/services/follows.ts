@@ -23,15 +23,23 @@ function followUri(follower: Account, id: string): string {
 }
 
 /** Facts about the requester as the target sees it (the mission's pending rule), in one statement. */
-async function requesterFacts(em: EntityManager, requester: Account, target: Account, now: Date) {
+async function requesterFacts(services: Services, em: EntityManager, requester: Account, target: Account, now: Date) {
   const [row] = await sqlFromEm(em).query<{ muted: boolean }>(
     `select exists (select 1 from mutes where account_id = $1 and target_account_id = $2 and (expires_at is null or expires_at > $3)) as muted`,
     [target.id, requester.id, now],
   );
   return {
-    requesterSilenced: requester.silencedAt !== null && requester.silencedAt !== undefined,
+    requesterSilenced: (requester.silencedAt !== null && requester.silencedAt !== undefined) || (await domainSilenced(services, requester)),
     requesterMutedByTarget: !!row?.muted,
   };
+}
+
+/**
+ * Whether the instance's domain policy silences the account's server: its requests stay pending
+ * like a silenced account's, also for an account first seen after the silence was imposed.
+ */
+async function domainSilenced(services: Services, account: Account): Promise<boolean> {
+  return account.domain != null && (await services.domainPolicy.silenced(account.domain));
 }
 
 interface FollowKey {
@@ -174,6 +182,8 @@ export async function followAccount(
  * block) is refused with a Reject, as Mastodon does; one across a block is dropped.
  */
 export async function receiveFollow(services: Services, follower: Account, target: Account, uri: string): Promise<Follow | null> {
+  // A server the domain policy refuses (suspended, or not allowed) follows nobody here.
+  if (follower.suspendedAt || (follower.domain != null && !(await services.domainPolicy.allowed(follower.domain)))) return null;
   return services.db.em().transactional(async (tx) => {
     if (await blockedEitherWay(tx, follower.id, target.id)) return null;
     const domain = follower.domain ?? null;
@@ -186,7 +196,7 @@ export async function receiveFollow(services: Services, follower: Account, targe
       });
       return null;
     }
-    const facts = await requesterFacts(tx, follower, target, services.clock.now());
+    const facts = await requesterFacts(services, tx, follower, target, services.clock.now());
     const { follow, emitted } = await stepFollow(
       services,
       follower,
@@ -265,7 +275,7 @@ export async function targetUnlocked(services: Services, target: Account, em: En
   const requesters = await em.find(AccountSchema, { id: { $in: pending.map((f) => f.accountId) } });
   const now = services.clock.now();
   for (const requester of requesters) {
-    const facts = await requesterFacts(em, requester, target, now);
+    const facts = await requesterFacts(services, em, requester, target, now);
     await stepFollow(services, requester, target, { type: 'target.unlocked', ...facts }, { em, origin });
   }
 }

@@ -70,12 +70,19 @@ export async function instanceActivity(services: Services): Promise<ActivityWeek
   return weeks;
 }
 
-/** Domains this server knows accounts on. */
+/**
+ * Domains this server knows accounts on, without those the domain policy silences or suspends
+ * (Mastodon leaves out the domains of its user-facing blocks).
+ */
 export async function instancePeers(services: Services): Promise<string[]> {
-  const rows = await services.db.sql.query<{ domain: string }>(
-    `select distinct domain from accounts where domain is not null and suspended_at is null order by domain`,
-  );
-  return rows.map((r) => r.domain);
+  const [rows, policy] = await Promise.all([
+    services.db.sql.query<{ domain: string }>(`select distinct domain from accounts where domain is not null and suspended_at is null order by domain`),
+    services.domainPolicy.snapshot(),
+  ]);
+  return rows.map((r) => r.domain).filter((d) => {
+    const severity = policy.blockFor(d)?.severity;
+    return severity !== 'silence' && severity !== 'suspend';
+  });
 }
 
 // --- the instance view: configuration + database → what the serializers render -----------------

@@ -3,17 +3,23 @@
  * is one transaction that writes the rows, the counters (status_stats, account_stats) and, for the
  * facts others may need to hear of, one outbox event with origin 'client' (`status.created`,
  * `status.deleted`, `status.favourited`, `status.unfavourited`, `status.reblogged`,
- * `status.unreblogged`) for effects to federate later. Nothing here emits ActivityPub.
+ * `status.unreblogged`) for effects to federate later. Nothing here emits ActivityPub. Media
+ * attachments are checked, attached and released through services/media.ts, in the same
+ * transactions.
  */
 import type { Services } from '../context.ts';
 import type { Account, User } from '../db/entities/index.ts';
 import type { StatusVisibility } from '../db/entities/status.entity.ts';
-import type { Sql } from '../db/sql.ts';
+import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { extractEntities, extractUrls, formatPlainText, handleKey, mentionedHandles, type MentionTarget } from '../lib/text-format.ts';
 import { applyStatusToStats } from './account-stats.ts';
 import { recordEvent } from './actor-store.ts';
+import { joinConversation } from './conversations.ts';
+import { schedulePreviewCard } from './preview-cards.ts';
 import { findVisibleStatus, type StatusFacts } from './reads/statuses.ts';
+import { attachMedia, mediaForNewStatus, releaseStatusMedia, removeStoredFiles } from './media.ts';
+import { createPoll, deletePollOfStatus, validatePoll, type PollParams } from './polls.ts';
 
 const VISIBILITIES = ['public', 'unlisted', 'private', 'direct'] as const;
 type ApiVisibility = (typeof VISIBILITIES)[number];
@@ -38,6 +44,8 @@ export interface CreateStatusInput {
   language?: string | null;
   inReplyToId?: string | null;
   mediaIds?: string[];
+  /** A poll (Mastodon's poll[options][], poll[expires_in], poll[multiple], poll[hide_totals]). */
+  poll?: PollParams | null;
   idempotencyKey?: string | null;
 }
 
@@ -71,6 +79,48 @@ function statusUrl(services: Services, account: Account, id: string): string {
   return `${services.config.publicUrl}/@${account.username}/${id}`;
 }
 
+/** Mentioned accounts by handle key (handleKey), as the status text names them. */
+export type MentionTargets = Map<string, MentionTarget & { id: string }>;
+
+/**
+ * A local status's text rendered as Mastodon does: mentions link to the accounts they name (one
+ * lookup; unknown handles stay text), hashtags become tags (distinct, as first written). Shared by
+ * create and edit.
+ */
+export async function formatStatusText(services: Services, text: string): Promise<{ content: string; targets: MentionTargets; tags: string[] }> {
+  const handles = mentionedHandles(text, services.config.domain);
+  const targets: MentionTargets = new Map();
+  if (handles.length) {
+    const rows = await services.db.sql.query<{ id: string; username: string; domain: string | null; url: string | null; uri: string }>(
+      `select a.id::text, a.username, a.domain, a.url, a.uri from accounts a
+         join unnest($1::text[], $2::text[]) as h(username, domain)
+           on lower(a.username) = lower(h.username) and coalesce(lower(a.domain), '') = lower(h.domain)
+        where a.suspended_at is null`,
+      [handles.map((h) => h.username), handles.map((h) => h.domain ?? '')],
+    );
+    for (const r of rows) targets.set(handleKey(r.username, r.domain), { id: r.id, username: r.username, domain: r.domain, url: r.url ?? r.uri });
+  }
+  const content = formatPlainText(text, {
+    baseUrl: services.config.publicUrl,
+    localDomain: services.config.domain,
+    resolveMention: (username, domain) => targets.get(handleKey(username, domain)),
+  });
+  const tags = [...new Map(extractEntities(text).flatMap((e) => (e.kind === 'hashtag' ? [[e.tag.toLowerCase(), e.tag] as const] : []))).values()];
+  return { content, targets, tags };
+}
+
+/** The text's length checks and language code, as create and edit validate them (into `v`). */
+export function validateStatusText(services: Services, v: Validation, text: string, spoilerText: string, language: string | null): void {
+  const limits = services.config.limits.statuses;
+  if (!text.trim()) v.add('text', 'ERR_BLANK', "can't be blank");
+  if (statusLength(text, limits.charactersReservedPerUrl) + [...spoilerText].length > limits.maxCharacters) {
+    v.add('text', 'ERR_TOO_LONG', `character limit of ${limits.maxCharacters} exceeded`);
+  }
+  if (language && (language.length > MAX_LANGUAGE || !/^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{1,8})*$/.test(language))) {
+    v.add('language', 'ERR_INVALID', 'is not a valid language code');
+  }
+}
+
 /** Creates a status and returns its id (for the same Idempotency-Key within an hour: the status it created then). */
 export async function createStatus(services: Services, author: StatusAuthor, input: CreateStatusInput): Promise<string> {
   const { account, user } = author;
@@ -88,9 +138,17 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
     if (known) return known.status_id;
   }
 
+  // As Mastodon's PostStatusService#validate_media!: the count first; the ids in the transaction.
+  const mediaIds = (input.mediaIds ?? []).filter((m) => m.trim() !== '');
+  // Media and a poll do not go together: Mastodon answers with the same message.
+  if (mediaIds.length > limits.maxMediaAttachments || (input.poll && mediaIds.length > 0)) {
+    throw new RoostError(422, `Cannot attach more than ${limits.maxMediaAttachments} files`);
+  }
+
   const v = new Validation();
-  if (input.mediaIds && input.mediaIds.length > 0) v.add('media_ids', 'ERR_INVALID', 'are not supported yet');
-  if (!text.trim()) v.add('text', 'ERR_BLANK', "can't be blank");
+  // A status with media may have no text (Mastodon's `unless: -> { with_media? }`).
+  if (!text.trim() && mediaIds.length === 0) v.add('text', 'ERR_BLANK', "can't be blank");
+  const pollOptions = input.poll ? validatePoll(services, input.poll, v) : null;
   if (statusLength(text, limits.charactersReservedPerUrl) + [...spoilerText].length > limits.maxCharacters) {
     v.add('text', 'ERR_TOO_LONG', `character limit of ${limits.maxCharacters} exceeded`);
   }
@@ -114,25 +172,7 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
     if (!parent || parent.reblogOfId) throw new RoostError(404, 'The post you are trying to reply to does not appear to exist.');
   }
 
-  // Mentions link to the accounts they name (one lookup); hashtags become tags.
-  const handles = mentionedHandles(text, services.config.domain);
-  const targets = new Map<string, MentionTarget & { id: string }>();
-  if (handles.length) {
-    const rows = await services.db.sql.query<{ id: string; username: string; domain: string | null; url: string | null; uri: string }>(
-      `select a.id::text, a.username, a.domain, a.url, a.uri from accounts a
-         join unnest($1::text[], $2::text[]) as h(username, domain)
-           on lower(a.username) = lower(h.username) and coalesce(lower(a.domain), '') = lower(h.domain)
-        where a.suspended_at is null`,
-      [handles.map((h) => h.username), handles.map((h) => h.domain ?? '')],
-    );
-    for (const r of rows) targets.set(handleKey(r.username, r.domain), { id: r.id, username: r.username, domain: r.domain, url: r.url ?? r.uri });
-  }
-  const content = formatPlainText(text, {
-    baseUrl: services.config.publicUrl,
-    localDomain: services.config.domain,
-    resolveMention: (username, domain) => targets.get(handleKey(username, domain)),
-  });
-  const tags = [...new Map(extractEntities(text).flatMap((e) => (e.kind === 'hashtag' ? [[e.tag.toLowerCase(), e.tag] as const] : []))).values()];
+  const { content, targets, tags } = await formatStatusText(services, text);
 
   const id = services.ids.next();
   return services.db.sql.transaction(async (sql) => {
@@ -150,6 +190,8 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
         return known!.status_id;
       }
     }
+    // The author's own unattached, processed attachments, locked until they are attached below.
+    const media = await mediaForNewStatus(sql, account.id, mediaIds, limits.maxMediaAttachments);
     await sql.query(
       `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
                              in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at)
@@ -179,19 +221,33 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
         [id, tags.map((t) => t.toLowerCase())],
       );
     }
+    await attachMedia(sql, id, media, now);
     await applyStatusToStats(sql, account.id, 1, now);
     if (parent) await bumpStatusStats(sql, parent.id, 'replies_count', 1);
+    const pollId = input.poll && pollOptions
+      ? await createPoll(services, sql, {
+          statusId: id,
+          accountId: account.id,
+          local: true,
+          options: pollOptions,
+          multiple: input.poll.multiple ?? false,
+          hideTotals: input.poll.hideTotals ?? false,
+          expiresAt: new Date(now.getTime() + input.poll.expiresIn * 1000),
+        }, 'client')
+      : null;
+    await joinConversation(services, sql, id, parent?.id ?? null, now);
+    await schedulePreviewCard(services, sql, id, text);
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: id,
       origin: 'client',
-      event: { type: 'status.created', statusId: id, accountId: account.id, visibility, inReplyToId: parent?.id ?? null },
+      event: { type: 'status.created', statusId: id, accountId: account.id, visibility, inReplyToId: parent?.id ?? null, ...(pollId ? { pollId } : {}) },
     });
     return id;
   });
 }
 
-async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count', delta: 1 | -1): Promise<void> {
+export async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count', delta: 1 | -1): Promise<void> {
   await sql.query(
     `insert into status_stats as s (status_id, ${column}) values ($1, greatest($2::int, 0))
      on conflict (status_id) do update set ${column} = greatest(0, s.${column} + $2::int)`,
@@ -211,7 +267,7 @@ async function ownStatus(sql: Sql, accountId: string, id: string): Promise<{ id:
 }
 
 /** Removes one status (soft: deleted_at) with its counters; a reblog's original loses one reblog. */
-async function discardStatus(services: Services, sql: Sql, s: { id: string; accountId: string; createdAt: Date; inReplyToId: string | null; reblogOfId: string | null }, now: Date): Promise<void> {
+export async function discardStatus(services: Services, sql: Sql, s: { id: string; accountId: string; createdAt: Date; inReplyToId: string | null; reblogOfId: string | null }, now: Date): Promise<void> {
   await sql.query(`update statuses set deleted_at = $2, updated_at = $2 where id = $1`, [s.id, now]);
   await sql.query(`delete from status_pins where status_id = $1`, [s.id]);
   await applyStatusToStats(sql, s.accountId, -1, s.createdAt);
@@ -221,13 +277,19 @@ async function discardStatus(services: Services, sql: Sql, s: { id: string; acco
 
 /**
  * Deletes the author's status (and the reblogs of it, as Mastodon does), or the author's reblog.
- * The caller renders the status it read before (with its source text).
+ * The caller renders the status it read before (with its source text and media). Its media stay,
+ * unattached, for "delete and redraft" (as Mastodon), unless `deleteMedia` (Mastodon's
+ * `delete_media`): then they go, their files once the deletion committed.
  */
-export async function deleteStatus(services: Services, accountId: string, id: string): Promise<void> {
+export async function deleteStatus(services: Services, accountId: string, id: string, opts: { deleteMedia?: boolean } = {}): Promise<void> {
   const now = services.clock.now();
-  await services.db.sql.transaction(async (sql) => {
+  // An entity manager's transaction: the status' poll actor steps in it (the actor store's way).
+  const files = await services.db.em().transactional(async (em) => {
+    const sql = sqlFromEm(em);
     const s = await ownStatus(sql, accountId, id);
     await discardStatus(services, sql, { ...s, accountId }, now);
+    const released = await releaseStatusMedia(sql, id, { deleteMedia: opts.deleteMedia, now });
+    if (!s.reblogOfId) await deletePollOfStatus(services, em, id, 'client');
     const reblogs = await sql.query<{ id: string; account_id: string; created_at: string }>(
       `select id::text, account_id::text, created_at from statuses where reblog_of_id = $1 and deleted_at is null for update`,
       [id],
@@ -244,7 +306,9 @@ export async function deleteStatus(services: Services, accountId: string, id: st
         ? { type: 'status.unreblogged', statusId: id, reblogOfId: s.reblogOfId, accountId }
         : { type: 'status.deleted', statusId: id, accountId, reblogIds: reblogs.map((r) => r.id) },
     });
+    return released;
   });
+  await removeStoredFiles(services, files);
 }
 
 /** The status the viewer acts on: visible to them, and for a reblog its original. */

@@ -1,11 +1,12 @@
 /**
  * Timers coming back: the handler of the one TIMER_JOB kind (effects/events.ts scheduleTimer).
- * Each timer is an event into the service that asked for it; later kinds (poll.close,
- * status.publish) are added to the switch.
+ * Each timer is an event into the service that asked for it; later kinds (status.publish) are
+ * added to the switch.
  */
 import type { Services } from '../context.ts';
 import type { TimerEvent } from '../effects/events.ts';
 import { expireMute } from './relationships.ts';
+import { closePoll, sendPollUpdate } from './polls.ts';
 
 export async function handleTimer(services: Services, timer: TimerEvent): Promise<void> {
   switch (timer.type) {
@@ -13,6 +14,12 @@ export async function handleTimer(services: Services, timer: TimerEvent): Promis
       if (await expireMute(services, timer.accountId, timer.targetId)) {
         services.log.child({ module: 'timers' }).info({ accountId: timer.accountId, targetId: timer.targetId }, 'mute expired');
       }
+      return;
+    case 'poll.close':
+      await closePoll(services, timer.pollId);
+      return;
+    case 'poll.update_due':
+      await sendPollUpdate(services, timer.pollId);
       return;
   }
 }

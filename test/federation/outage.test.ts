@@ -16,6 +16,7 @@ import { createTestDatabase, eventually, startTestRoost, type TestRoost } from '
 import { createTestUser, relationshipOf, type TestUser } from '../helpers/auth.ts';
 import { createLocalAccount } from '../../src/services/accounts.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
+import { PRIORITY_LANE } from '../../src/federation/delivery.ts';
 
 let a: TestRoost | undefined;
 let b: RunningRoost | undefined;
@@ -91,7 +92,8 @@ describe('a peer that restarts', () => {
     // B stays down six seconds: each Follow fails three times or so (twelve failures, past the 5
     // in 10 minutes that open Fedify's default circuit breaker); each Undo waits behind its Follow.
     await new Promise((resolve) => setTimeout(resolve, 6_000));
-    const [pending] = await a.services.db.sql.query<{ n: number }>(`select count(*)::int as n from jobs where queue = 'fedify'`);
+    // Deliveries wait in the priority lane (src/federation/delivery.ts): a Follow or an Undo is one job.
+    const [pending] = await a.services.db.sql.query<{ n: number }>(`select count(*)::int as n from jobs where queue = $1`, [PRIORITY_LANE]);
     expect(pending!.n).toBeGreaterThanOrEqual(4);
 
     // B comes back on the same port, with the same data.

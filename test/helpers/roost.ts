@@ -122,9 +122,18 @@ export async function eventually<T>(fn: () => Promise<T | null | undefined | fal
   throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
-/** Waits until no job (effects, Fedify deliveries, inbox work) is left on any of the instances. */
+/**
+ * Waits until no job (effects, Fedify deliveries, inbox work) is left on any of the instances.
+ * Timers not yet due on the instance's clock (a poll's close an hour away) are not work left.
+ */
 export async function settled(...roosts: TestRoost[]): Promise<void> {
-  const busy = async (r: TestRoost) => (await r.services.db.sql.query(`select 1 from jobs where state <> 'dead' limit 1`)).length > 0;
+  const busy = async (r: TestRoost) =>
+    (
+      await r.services.db.sql.query(
+        `select 1 from jobs where state <> 'dead' and not (kind = 'timer' and state = 'pending' and run_at > $1) limit 1`,
+        [r.services.clock.now()],
+      )
+    ).length > 0;
   await eventually(
     async () => {
       for (const r of roosts) if (await busy(r)) return false;

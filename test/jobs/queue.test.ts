@@ -4,6 +4,7 @@ import type { Sql } from '../../src/db/sql.ts';
 import { createManualClock, type ManualClock } from '../../src/lib/clock.ts';
 import {
   PermanentJobError,
+  RescheduleJob,
   cancelJob,
   claimJobs,
   countJobs,
@@ -316,6 +317,27 @@ describe('retries and dead letters', () => {
     const job = (await getJob(sql, id))!;
     expect([job.state, job.attempts]).toEqual(['dead', 1]);
     expect(job.lastError).toMatch(/^PermanentJobError: gone for good/);
+  });
+
+  it('puts a job back in place with a new payload and due time on RescheduleJob, not counting an attempt', async () => {
+    const first = await enqueue(sql, { kind: 'k', payload: { left: ['a', 'b'] }, orderingKey: 'o', maxAttempts: 1 }, { clock });
+    const second = await enqueue(sql, { kind: 'k', payload: { left: ['c'] }, orderingKey: 'o' }, { clock });
+    const seen: unknown[] = [];
+    const handler: JobHandler = async (payload, job) => {
+      seen.push(payload);
+      if (job.id === first && (payload as { left: string[] }).left.length === 2) throw new RescheduleJob(at(30_000), { left: ['b'] }, '1 left');
+    };
+    await run({ k: handler });
+    let job = (await getJob(sql, first))!;
+    expect([job.state, job.attempts, job.payload, job.runAt.toISOString(), job.lastError]).toEqual(['pending', 0, { left: ['b'] }, at(30_000).toISOString(), '1 left']);
+    // The next job of its ordering key waits behind it.
+    expect((await getJob(sql, second))!.state).toBe('pending');
+    expect(seen).toEqual([{ left: ['a', 'b'] }]);
+    clock.set(at(30_000));
+    await run({ k: handler });
+    expect(seen).toEqual([{ left: ['a', 'b'] }, { left: ['b'] }, { left: ['c'] }]);
+    expect(await getJob(sql, first)).toBeUndefined();
+    expect(await getJob(sql, second)).toBeUndefined();
   });
 
   it('stores non-Error throws', async () => {

@@ -13,6 +13,8 @@ export type Auth =
   | 'public+scope'
   /** A user's token with the scope. */
   | 'user'
+  /** A user's token with the scope, and a role with the route's permission (the admin API). */
+  | 'admin'
   /** An app's client-credentials token with the scope (sign-up). */
   | 'app'
   /** Any valid token (apps/verify_credentials). */
@@ -37,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -67,6 +69,8 @@ const FOLLOWS = ['follow', 'write:follows'];
 const ACCOUNT = { id: 'account' } as const;
 const STATUS = { id: 'status' } as const;
 const READ_STATUSES = ['read', 'read:statuses'];
+const WRITE_MEDIA = ['write', 'write:media'];
+const ATTACHMENT = { id: 'attachment' } as const;
 const WRITE_STATUSES = ['write', 'write:statuses'];
 const statusAction = (action: string, scopes: string[], params: Record<string, Kind> = {}): RouteSpec => ({
   method: 'POST',
@@ -76,6 +80,10 @@ const statusAction = (action: string, scopes: string[], params: Record<string, K
   pathParams: STATUS,
   params,
 });
+
+const DOMAIN_BLOCK_PARAMS: Record<string, Kind> = {
+  severity: 'string', reject_media: 'bool', reject_reports: 'bool', private_comment: 'text', public_comment: 'text', obfuscate: 'bool',
+};
 
 const relationship = (action: string, scopes: string[], params: Record<string, Kind> = {}): RouteSpec => ({
   method: 'POST',
@@ -96,6 +104,7 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/instance/activity', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/languages', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/translation_languages', auth: 'public' },
+  { method: 'GET', path: '/api/v1/instance/domain_blocks', auth: 'public' },
   { method: 'GET', path: '/health', auth: 'public' },
   { method: 'GET', path: '/avatars/original/missing.png', auth: 'public' },
   { method: 'GET', path: '/headers/original/missing.png', auth: 'public' },
@@ -104,6 +113,7 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/about', auth: 'public', html: true },
   { method: 'GET', path: '/privacy-policy', auth: 'public', html: true },
   { method: 'GET', path: '/@:username', auth: 'public', pathParams: { username: 'username' } },
+  { method: 'GET', path: '/@:username/:id', auth: 'public', pathParams: { username: 'username', id: 'status' } },
   { method: 'GET', path: '/api/v2/instance', auth: 'public' },
   { method: 'GET', path: '/.well-known/nodeinfo', auth: 'public' },
   { method: 'GET', path: '/nodeinfo/2.0', auth: 'public' },
@@ -180,15 +190,46 @@ export const ROUTES: RouteSpec[] = [
     path: '/api/v1/statuses',
     auth: 'user',
     scopes: WRITE_STATUSES,
-    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids' },
+    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids', poll: 'hash' },
   },
   { method: 'GET', path: '/api/v1/statuses', auth: 'public+scope', scopes: READ_STATUSES, params: { id: 'ids' } },
   { method: 'GET', path: '/api/v1/statuses/:id', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
-  { method: 'DELETE', path: '/api/v1/statuses/:id', auth: 'user', scopes: WRITE_STATUSES, pathParams: STATUS },
+  { method: 'DELETE', path: '/api/v1/statuses/:id', auth: 'user', scopes: WRITE_STATUSES, pathParams: STATUS, params: { delete_media: 'bool' } },
+  {
+    method: 'PUT',
+    path: '/api/v1/statuses/:id',
+    auth: 'user',
+    scopes: WRITE_STATUSES,
+    pathParams: STATUS,
+    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', language: 'string', media_ids: 'ids', poll: 'hash' },
+  },
+  { method: 'GET', path: '/api/v1/statuses/:id/history', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
+  { method: 'GET', path: '/api/v1/timelines/home', auth: 'user', scopes: READ_STATUSES, params: PAGE },
+  { method: 'GET', path: '/api/v1/timelines/public', auth: 'public+scope', scopes: READ_STATUSES, params: { ...PAGE, local: 'bool', remote: 'bool', only_media: 'bool' } },
+  {
+    method: 'GET',
+    path: '/api/v1/timelines/tag/:hashtag',
+    auth: 'public+scope',
+    scopes: READ_STATUSES,
+    // Any string names a hashtag: an unknown one (or one no hashtag can be) has an empty timeline, as Mastodon's.
+    pathParams: { hashtag: 'username' },
+    unknownIdOk: true,
+    params: { ...PAGE, local: 'bool', remote: 'bool', only_media: 'bool', any: 'strings', all: 'strings', none: 'strings' },
+  },
   { method: 'GET', path: '/api/v1/statuses/:id/context', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
   { method: 'GET', path: '/api/v1/statuses/:id/source', auth: 'user', scopes: READ_STATUSES, pathParams: STATUS },
   { method: 'GET', path: '/api/v1/statuses/:id/favourited_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
   { method: 'GET', path: '/api/v1/statuses/:id/reblogged_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
+
+  // Media attachments (DELETE last: it removes the fixture's attachment)
+  { method: 'POST', path: '/api/v1/media', auth: 'user', scopes: WRITE_MEDIA, params: { file: 'file', description: 'text', focus: 'string' } },
+  { method: 'POST', path: '/api/v2/media', auth: 'user', scopes: WRITE_MEDIA, params: { file: 'file', description: 'text', focus: 'string' } },
+  { method: 'GET', path: '/api/v1/media/:id', auth: 'user', scopes: WRITE_MEDIA, pathParams: ATTACHMENT },
+  { method: 'PUT', path: '/api/v1/media/:id', auth: 'user', scopes: WRITE_MEDIA, pathParams: ATTACHMENT, params: { description: 'text', focus: 'string' } },
+  { method: 'DELETE', path: '/api/v1/media/:id', auth: 'user', scopes: WRITE_MEDIA, pathParams: ATTACHMENT },
+  // Polls
+  { method: 'GET', path: '/api/v1/polls/:id', auth: 'public+scope', scopes: READ_STATUSES, pathParams: { id: 'poll' } },
+  { method: 'POST', path: '/api/v1/polls/:id/votes', auth: 'user', scopes: WRITE_STATUSES, pathParams: { id: 'poll' }, params: { choices: 'ids' } },
   statusAction('favourite', ['write', 'write:favourites']),
   statusAction('unfavourite', ['write', 'write:favourites']),
   statusAction('reblog', WRITE_STATUSES, { visibility: 'string' }),
@@ -197,6 +238,8 @@ export const ROUTES: RouteSpec[] = [
   statusAction('unbookmark', ['write', 'write:bookmarks']),
   statusAction('pin', ['write', 'write:accounts']),
   statusAction('unpin', ['write', 'write:accounts']),
+  statusAction('mute', ['write', 'write:mutes']),
+  statusAction('unmute', ['write', 'write:mutes']),
   { method: 'GET', path: '/api/v1/accounts/:id/identity_proofs', auth: 'public', pathParams: ACCOUNT },
   relationship('follow', FOLLOWS, { reblogs: 'bool', notify: 'bool', languages: 'strings' }),
   relationship('unfollow', FOLLOWS),
@@ -225,6 +268,27 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'read:blocks'], params: PAGE },
   { method: 'POST', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
+
+  // Admin: the domain policy
+  { method: 'GET', path: '/api/v1/admin/domain_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/domain_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], pathParams: { id: 'domain_block' } },
+  { method: 'POST', path: '/api/v1/admin/domain_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], params: { domain: 'domain', ...DOMAIN_BLOCK_PARAMS } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/domain_blocks/:id',
+      auth: 'admin',
+      scopes: ['admin:write', 'admin:write:domain_blocks'],
+      pathParams: { id: 'domain_block' },
+      params: DOMAIN_BLOCK_PARAMS,
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/domain_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'domain_block' } },
+  { method: 'GET', path: '/api/v1/admin/domain_allows', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_allows'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_allows'], pathParams: { id: 'domain_allow' } },
+  { method: 'POST', path: '/api/v1/admin/domain_allows', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], params: { domain: 'domain' } },
+  { method: 'DELETE', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], pathParams: { id: 'domain_allow' } },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

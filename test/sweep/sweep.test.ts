@@ -13,6 +13,7 @@
  * rejected one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
 import { startTestRoost, settled, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, apiRequest, type TestUser } from '../helpers/auth.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
@@ -34,10 +35,21 @@ interface Case {
 
 interface Fixture {
   alice: TestUser;
+  /** An Admin with every scope (admin:read and admin:write too), for the admin API. */
+  admin: TestUser;
+  /** A domain block and a domain allow, for the admin API's path ids. */
+  domainBlockId: string;
+  domainAllowId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
   statusId: string;
+  /** An unattached media attachment of alice's. */
+  mediaId: string;
+  /** The poll of another public status of bob's (alice may vote on it). */
+  pollId: string;
+  /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
+  plainAdminScopes: string;
   /** A full token of a user whose e-mail address is unconfirmed. */
   unconfirmedToken: string;
   /** Tokens of alice with one top-level scope each. */
@@ -168,6 +180,10 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'follow_request') return fx.carol.account.id;
     if (kind === 'username') return fx.bob.account.username;
     if (kind === 'status') return fx.statusId;
+    if (kind === 'attachment') return fx.mediaId;
+    if (kind === 'poll') return fx.pollId;
+    if (kind === 'domain_block') return fx.domainBlockId;
+    if (kind === 'domain_allow') return fx.domainAllowId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -180,6 +196,7 @@ function paramsIn(route: RouteSpec): 'query' | 'body' {
 function goodToken(route: RouteSpec, fx: Fixture): string | undefined {
   if (route.auth === 'app') return fx.appToken;
   if (route.auth === 'public' || route.auth === 'client') return undefined;
+  if (route.auth === 'admin') return fx.admin.token;
   return fx.alice.token;
 }
 
@@ -194,13 +211,16 @@ const isOneOf = (...codes: number[]) => (s: number) => codes.includes(s);
 
 function authCases(route: RouteSpec, fx: Fixture): Case[] {
   const path = fillPath(route, fx);
-  const needsToken = route.auth === 'user' || route.auth === 'token' || route.auth === 'app';
+  const userRoute = route.auth === 'user' || route.auth === 'admin';
+  const needsToken = userRoute || route.auth === 'token' || route.auth === 'app';
   const checksToken = needsToken || route.auth === 'public+scope';
   const cases: Case[] = [];
   const add = (label: string, headers: Record<string, string>, expect?: (s: number) => boolean, query?: string) =>
     cases.push({ route, label: `auth: ${label}`, path, headers, query, expect });
-  add('no token', {}, needsToken ? isOneOf(401) : undefined);
-  add('empty bearer', { authorization: 'Bearer' }, needsToken ? isOneOf(401) : undefined);
+  // Mastodon's admin API answers a request without a token 403 "This action is not allowed".
+  const withoutToken = route.auth === 'admin' ? isOneOf(403) : needsToken ? isOneOf(401) : undefined;
+  add('no token', {}, withoutToken);
+  add('empty bearer', { authorization: 'Bearer' }, withoutToken);
   add('unknown token', { authorization: 'Bearer nope' }, checksToken ? isOneOf(401) : undefined);
   add('bearer with a tab', { authorization: 'Bearer a\tb' }, needsToken ? is4xx : undefined);
   add('two bearer words', { authorization: 'Bearer a b' }, needsToken ? is4xx : undefined);
@@ -214,14 +234,15 @@ function authCases(route: RouteSpec, fx: Fixture): Case[] {
     add('Basic: empty', { authorization: 'Basic' }, is4xx);
     add('Basic: huge', { authorization: `Basic ${b64(`${'a'.repeat(3000)}:b`)}` }, is4xx);
   }
-  if (route.auth === 'user' || route.auth === 'public+scope') {
+  if (userRoute || route.auth === 'public+scope') {
     const scopes = route.scopes ?? [];
     for (const [scope, token] of Object.entries(fx.scoped)) {
       if (scopes.length > 0 && !anyScopeSatisfied([scope], scopes)) add(`wrong scope (${scope} token)`, { authorization: `Bearer ${token}` }, isOneOf(403));
     }
   }
-  if (route.auth === 'user') add('app token on a user route', { authorization: `Bearer ${fx.appToken}` }, isOneOf(403, 422));
-  if (route.auth === 'user' && !route.allowsUnconfirmed) add('unconfirmed user', { authorization: `Bearer ${fx.unconfirmedToken}` }, isOneOf(403));
+  if (userRoute) add('app token on a user route', { authorization: `Bearer ${fx.appToken}` }, isOneOf(403, 422));
+  if (userRoute && !route.allowsUnconfirmed) add('unconfirmed user', { authorization: `Bearer ${fx.unconfirmedToken}` }, isOneOf(403));
+  if (route.auth === 'admin') add('a user without the permission', { authorization: `Bearer ${fx.plainAdminScopes}` }, isOneOf(403));
   if (route.auth === 'app') add('user token on an app route', { authorization: `Bearer ${fx.alice.token}` }, isOneOf(403));
   return cases;
 }
@@ -478,9 +499,22 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(grant.status).toBe(200);
   const posted = await bob.api('/api/v1/statuses', { method: 'POST', body: { status: 'Hello #sweep @alice', visibility: 'public' } });
   expect(posted.status).toBe(200);
-  const fx: Fixture = { alice, bob, carol, statusId: posted.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const upload = new FormData();
+  upload.append('file', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).png().toBuffer())], { type: 'image/png' }), 'x.png');
+  const media = await alice.api('/api/v1/media', { method: 'POST', body: upload });
+  expect(media.status).toBe(200);
+  const withPoll = await bob.api('/api/v1/statuses', { method: 'POST', body: { status: 'Which?', poll: { options: ['this', 'that'], expires_in: 3600 } } });
+  expect(withPoll.status).toBe(200);
+  const ADMIN_SCOPES = ['read', 'write', 'follow', 'push', 'admin:read', 'admin:write'];
+  const admin = await createTestUser(roost, 'sweepadmin', { role: 'Admin', scopes: ADMIN_SCOPES });
+  const plainAdminScopes = (await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ADMIN_SCOPES })).token;
+  const block = await admin.api('/api/v1/admin/domain_blocks', { method: 'POST', body: { domain: 'blocked.sweep.example', severity: 'silence' } });
+  expect(block.status).toBe(200);
+  const allow = await admin.api('/api/v1/admin/domain_allows', { method: 'POST', body: { domain: 'allowed.sweep.example' } });
+  expect(allow.status).toBe(200);
+  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
-  for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken]) {
+  for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
   }
   await settled(roost);

@@ -12,8 +12,12 @@ import {
   serializeInstanceActivity,
   serializeInstancePeers,
   serializeInstanceLanguages,
+  serializeDomainBlocks,
   type InstanceView,
 } from '../../serializers/instance.ts';
+import { optionalViewer } from '../auth.ts';
+import { userFacingDomainBlocks } from '../../services/reads/domain-blocks.ts';
+import { RoostError } from '../../lib/errors.ts';
 
 const presented = new WeakMap<InstanceView<ContactAccount>, InstanceView<MastodonAccount>>();
 
@@ -62,6 +66,20 @@ export function instanceV1Routes(router: Router, services: Services): void {
     json(serializeInstanceActivity(await instanceActivity(services))),
   );
   router.get('/api/v1/instance/languages', () => json(serializeInstanceLanguages()));
+  // The moderated servers, as the operator chose to show them (instance.showDomainBlocks):
+  // 'disabled' → 404 with an empty body, 'users' → signed-in users only (401 without a valid
+  // token), 'all' → everyone. Reasons as instance.showDomainBlocksRationale says.
+  router.get('/api/v1/instance/domain_blocks', async (ctx) => {
+    const { showDomainBlocks, showDomainBlocksRationale } = services.config.instance;
+    if (showDomainBlocks === 'disabled') return new Response(null, { status: 404 });
+    const viewer = await optionalViewer(services, ctx);
+    const signedIn = viewer?.user != null;
+    if (showDomainBlocks === 'users' && !signedIn) throw new RoostError(401, 'The access token is invalid');
+    const withComment = showDomainBlocksRationale === 'all' || (showDomainBlocksRationale === 'users' && signedIn);
+    const rows = await userFacingDomainBlocks(services);
+    const blocks = rows.map((r) => ({ domain: r.domain, severity: r.severity as 'silence' | 'suspend', publicComment: r.public_comment, obfuscate: r.obfuscate }));
+    return json(serializeDomainBlocks(blocks, withComment), { headers: { 'cache-control': 'max-age=180, public' } });
+  });
   // Source language → target languages the translation backend offers; Roost has none, so {}
   // (what Mastodon answers without DeepL or LibreTranslate configured).
   router.get('/api/v1/instance/translation_languages', () => json({}));

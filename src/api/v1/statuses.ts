@@ -1,13 +1,14 @@
 /**
- * /api/v1/statuses: post, read (one, many, the thread around one, its source), delete, favourite,
- * reblog, bookmark, pin, and who favourited or reblogged. Whatever the viewer may not see is a 404
- * (reads/statuses.ts visibleSql). Scopes as Mastodon's docs (methods/statuses.md).
+ * /api/v1/statuses: post, edit (and its history), read (one, many, the thread around one, its
+ * source), delete, favourite, reblog, bookmark, pin, mute the thread, and who favourited or
+ * reblogged. Whatever the viewer may not see is a 404 (reads/statuses.ts visibleSql). Scopes as
+ * Mastodon's docs (methods/statuses.md).
  */
 import type { Router, RequestContext } from '../../http/index.ts';
-import { json, paramBool, paramIds, paramString, paramStrings, requireId } from '../../http/index.ts';
+import { json, paramBool, paramIds, paramInt, paramString, paramStrings, requireId, type ParamValue } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { authorizeIfGotToken, requireUser, type UserViewer } from '../auth.ts';
-import { renderAccounts, renderStatus, renderStatuses } from '../render.ts';
+import { renderAccounts, renderStatus, renderStatusHistory, renderStatuses } from '../render.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { findVisibleStatus, statusActorsPage, statusContext, statusSource, visibleStatusIds } from '../../services/reads/statuses.ts';
@@ -23,12 +24,15 @@ import {
   unreblogStatus,
   type StatusAuthor,
 } from '../../services/statuses.ts';
+import { editStatus } from '../../services/status-edits.ts';
+import { setConversationMute } from '../../services/conversations.ts';
 
 const READ = ['read', 'read:statuses'];
 const WRITE = ['write', 'write:statuses'];
 const FAVOURITES = ['write', 'write:favourites'];
 const BOOKMARKS = ['write', 'write:bookmarks'];
 const PINS = ['write', 'write:accounts'];
+const MUTES = ['write', 'write:mutes'];
 /** Mastodon's cap on GET /api/v1/statuses?id[]=. */
 const MAX_MANY = 20;
 
@@ -43,6 +47,22 @@ async function visibleId(services: Services, ctx: RequestContext, viewerId: stri
   return s.id;
 }
 
+/**
+ * `poll[options][]`, `poll[expires_in]`, `poll[multiple]`, `poll[hide_totals]` (nested by
+ * src/http/params), or null without options. A missing or non-numeric expires_in is out of range.
+ */
+function pollParams(value: ParamValue | undefined): { options: string[]; expiresIn: number; multiple?: boolean; hideTotals?: boolean } | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const options = paramStrings(value.options);
+  if (options.length === 0 && value.options === undefined) return null;
+  return {
+    options,
+    expiresIn: paramInt(value.expires_in) ?? Number.NaN,
+    multiple: paramBool(value.multiple),
+    hideTotals: paramBool(value.hide_totals),
+  };
+}
+
 export function statusRoutes(router: Router, services: Services): void {
   router.post('/api/v1/statuses', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE);
@@ -55,6 +75,7 @@ export function statusRoutes(router: Router, services: Services): void {
       language: paramString(input.language) ?? null,
       inReplyToId: paramString(input.in_reply_to_id) || null,
       mediaIds: paramStrings(input.media_ids),
+      poll: pollParams(input.poll),
       idempotencyKey: ctx.header('idempotency-key'),
     });
     return json(await renderStatus(services, id, viewer.account.id));
@@ -80,8 +101,28 @@ export function statusRoutes(router: Router, services: Services): void {
     if (!s || s.accountId !== viewer.account.id) throw new RoostError(404, 'Record not found');
     // Rendered before it goes, with its source text (Mastodon's source_requested).
     const rendered = await renderStatus(services, id, viewer.account.id, { source: true });
-    await deleteStatus(services, viewer.account.id, id);
+    await deleteStatus(services, viewer.account.id, id, { deleteMedia: paramBool(ctx.input.delete_media ?? ctx.query.delete_media, false) });
     return json(rendered);
+  });
+
+  // Only the author's own status (others' are a 404, as Mastodon); the PUT replaces text, content warning and sensitivity.
+  router.put('/api/v1/statuses/:id', async (ctx) => {
+    const viewer = await requireUser(services, ctx, WRITE);
+    const input = ctx.input;
+    const id = await editStatus(services, viewer.account.id, requireId(ctx.params.id), {
+      status: paramString(input.status),
+      spoilerText: paramString(input.spoiler_text),
+      sensitive: paramBool(input.sensitive),
+      language: paramString(input.language) ?? null,
+      mediaIds: input.media_ids === undefined ? undefined : paramStrings(input.media_ids),
+      poll: input.poll,
+    });
+    return json(await renderStatus(services, id, viewer.account.id));
+  });
+
+  router.get('/api/v1/statuses/:id/history', async (ctx) => {
+    const viewer = await authorizeIfGotToken(services, ctx, READ);
+    return json(await renderStatusHistory(services, await visibleId(services, ctx, viewer?.account?.id ?? null)));
   });
 
   router.get('/api/v1/statuses/:id/context', async (ctx) => {
@@ -116,6 +157,8 @@ export function statusRoutes(router: Router, services: Services): void {
   action('unbookmark', BOOKMARKS, (v, id) => setBookmark(services, v.account.id, id, false));
   action('pin', PINS, (v, id) => pinStatus(services, v.account.id, id));
   action('unpin', PINS, (v, id) => unpinStatus(services, v.account.id, id));
+  action('mute', MUTES, (v, id) => setConversationMute(services, v.account.id, id, true));
+  action('unmute', MUTES, (v, id) => setConversationMute(services, v.account.id, id, false));
 
   for (const which of ['favourited_by', 'reblogged_by'] as const) {
     router.get(`/api/v1/statuses/:id/${which}`, async (ctx) => {

@@ -4,6 +4,7 @@ import { UserSchema } from './user.entity.ts';
 import { UserRoleSchema } from './user-role.entity.ts';
 import { FollowSchema } from './follow.entity.ts';
 import { StatusSchema, StatusStatsSchema } from './status.entity.ts';
+import { PollSchema } from './poll.entity.ts';
 import { OAuthApplicationSchema, OAuthAccessGrantSchema, OAuthAccessTokenSchema } from './oauth.entity.ts';
 
 export * from './account.entity.ts';
@@ -13,5 +14,6 @@ export * from './user-role.entity.ts';
 export * from './follow.entity.ts';
 export * from './oauth.entity.ts';
 export * from './status.entity.ts';
+export * from './poll.entity.ts';
 
-export const ENTITIES = [AccountSchema, AccountKeySchema, UserSchema, UserRoleSchema, FollowSchema, OAuthApplicationSchema, OAuthAccessGrantSchema, OAuthAccessTokenSchema, StatusSchema, StatusStatsSchema];
+export const ENTITIES = [AccountSchema, AccountKeySchema, UserSchema, UserRoleSchema, FollowSchema, OAuthApplicationSchema, OAuthAccessGrantSchema, OAuthAccessTokenSchema, StatusSchema, StatusStatsSchema, PollSchema];

@@ -23,6 +23,8 @@ export const StatusSchema = defineEntity({
     inReplyToAccountId: p.bigint('string').nullable(),
     reblogOfId: p.bigint('string').nullable(),
     applicationId: p.bigint('string').nullable(),
+    /** The thread (conversations.id): a reply's is its parent's; null for a reblog. */
+    conversationId: p.bigint('string').nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     editedAt: p.datetime().nullable(),

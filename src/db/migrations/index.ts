@@ -13,6 +13,12 @@ import { Migration20261123090000_instance_settings } from './Migration2026112309
 import { Migration20261123160000_configured_texts } from './Migration20261123160000_configured_texts.ts';
 import { Migration20261123170000_legacy_effect_jobs } from './Migration20261123170000_legacy_effect_jobs.ts';
 import { Migration20261123180000_statuses } from './Migration20261123180000_statuses.ts';
+import { Migration20261123190000_media_attachments } from './Migration20261123190000_media_attachments.ts';
+import { Migration20261123191000_polls } from './Migration20261123191000_polls.ts';
+import { Migration20261123193000_status_edits_cards_conversations } from './Migration20261123193000_status_edits_cards_conversations.ts';
+import { Migration20261123192000_home_feeds } from './Migration20261123192000_home_feeds.ts';
+import { Migration20261123195000_instance_domain_policy } from './Migration20261123195000_instance_domain_policy.ts';
+import { Migration20261123196000_deliveries } from './Migration20261123196000_deliveries.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -31,4 +37,10 @@ export const MIGRATIONS = [
   Migration20261123160000_configured_texts,
   Migration20261123170000_legacy_effect_jobs,
   Migration20261123180000_statuses,
+  Migration20261123190000_media_attachments,
+  Migration20261123191000_polls,
+  Migration20261123193000_status_edits_cards_conversations,
+  Migration20261123192000_home_feeds,
+  Migration20261123195000_instance_domain_policy,
+  Migration20261123196000_deliveries,
 ];

@@ -5,7 +5,25 @@
  * cut to a sane length, so what is stored is safe to serve as it is.
  */
 import { isIP } from 'node:net';
-import { isActor, PropertyValue, type Actor, type Object as AsObject } from '@fedify/vocab';
+import {
+  Article,
+  Audio,
+  Document,
+  Hashtag,
+  Image,
+  isActor,
+  LanguageString,
+  Mention,
+  Note,
+  PropertyValue,
+  Video,
+  type Actor,
+  type Link,
+  type Object as AsObject,
+} from '@fedify/vocab';
+import type { DocumentLoader } from '@fedify/vocab-runtime';
+import type { StatusVisibility } from '../../db/entities/status.entity.ts';
+import type { RemoteMediaItem } from '../../services/remote-statuses.ts';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
@@ -102,3 +120,150 @@ export function actorTypeName(actor: AsObject): string {
 }
 
 export { isActor };
+
+// --- Statuses: what a Note says, sanitised (federation/remote-statuses.ts resolves its references) ---
+
+/** The public collection, in each spelling peers use. */
+const PUBLIC_IRIS = new Set(['https://www.w3.org/ns/activitystreams#Public', 'as:Public', 'Public']);
+
+export function isPublicCollection(iri: string): boolean {
+  return PUBLIC_IRIS.has(iri);
+}
+
+/**
+ * A remote status's visibility from its audience, as Mastodon's ActivityPub::Activity::Create
+ * (visibility_from_audience): Public in `to` → public; Public in `cc` → unlisted; the author's
+ * followers in `to` → private; otherwise direct (made `limited` by the caller when the audience
+ * names accounts the tags do not mention, as Mastodon's process_audience does).
+ */
+export function visibilityFromAudience(to: readonly string[], cc: readonly string[], followersUrl: string | null): StatusVisibility {
+  if (to.some(isPublicCollection)) return 'public';
+  if (cc.some(isPublicCollection)) return 'unlisted';
+  if (followersUrl && to.includes(followersUrl)) return 'private';
+  return 'direct';
+}
+
+/** Remote status text cut to this many characters (after sanitising); the spoiler to SPOILER_LIMIT. */
+export const STATUS_CONTENT_LIMIT = 50_000;
+const SPOILER_LIMIT = 1_000;
+/** At most this many tags of a Note are looked at (each may be a link Fedify would fetch). */
+const MAX_TAGS_SCANNED = 64;
+const LANGUAGE = /^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{1,8})*$/;
+/** What Mastodon takes as a hashtag name. */
+const HASHTAG = /^[\p{L}\p{M}\p{N}_]{1,255}$/u;
+
+type StatusObject = Note | Article;
+
+/**
+ * Tags and attachments are read as embedded in the Note, never fetched by a link (as Mastodon
+ * reads them): a Note listing 64 tag links costs no request.
+ */
+const NO_FETCH: DocumentLoader = async (url) => {
+  throw new Error(`not fetched: ${url}`);
+};
+
+/** The kinds of object Roost stores as a status (Question belongs to polls: not taken here). */
+export function isStatusObject(o: unknown): o is StatusObject {
+  return o instanceof Note || o instanceof Article;
+}
+
+function linkHref(u: URL | Link | null | undefined): string | null {
+  if (!u) return null;
+  return u instanceof URL ? u.href : (u.href?.href ?? null);
+}
+
+/** What a Note says, sanitised, with its references (mentions, parent) left as URIs. */
+export interface NoteFields {
+  uri: string;
+  url: string | null;
+  content: string;
+  spoilerText: string;
+  sensitive: boolean;
+  language: string | null;
+  published: Date;
+  updated: Date | null;
+  inReplyToUri: string | null;
+  to: string[];
+  cc: string[];
+  /** Mention tags' hrefs. */
+  mentionHrefs: string[];
+  /** Hashtag names, without '#'. */
+  tags: string[];
+  attachments: RemoteMediaItem[];
+}
+
+/**
+ * Reads a Note (or Article): content through the one sanitiser (src/lib/sanitize.ts), the spoiler
+ * as plain text, the language from contentMap, dates not after `now`, the url only on the
+ * status's own host, tags and attachments bounded and only as embedded (nothing is fetched). `fallback` is the activity's audience, for
+ * objects that carry none of their own (Mastodon reads the object's to/cc, else the activity's).
+ */
+export async function noteFields(
+  note: StatusObject,
+  opts: { now: Date; maxAttachments: number; fallback?: { to: URL[]; cc: URL[] } },
+): Promise<NoteFields> {
+  const uri = note.id!.href;
+  const host = note.id!.host;
+  let language: string | null = null;
+  let raw: string | null = note.content == null ? null : String(note.content);
+  for (const c of note.contents) {
+    if (c instanceof LanguageString) {
+      const tag = c.locale.baseName;
+      if (!language && tag.length <= 16 && LANGUAGE.test(tag)) language = tag;
+      raw ??= String(c);
+    } else raw ??= String(c);
+  }
+  const urlHref = safeHttpUrl(linkHref(note.url as URL | Link | null));
+  const url = urlHref && new URL(urlHref).host === host ? urlHref : uri;
+  const date = (t: { epochMilliseconds: number } | null) => (t ? new Date(Math.min(t.epochMilliseconds, opts.now.getTime())) : null);
+  const published = date(note.published) ?? opts.now;
+  const updated = date(note.updated);
+  const mentionHrefs: string[] = [];
+  const tags: string[] = [];
+  let scanned = 0;
+  for await (const tag of note.getTags({ suppressError: true, documentLoader: NO_FETCH })) {
+    if (++scanned > MAX_TAGS_SCANNED) break;
+    if (tag instanceof Mention) {
+      const href = safeHttpUrl(tag.href);
+      if (href) mentionHrefs.push(href);
+    } else if (tag instanceof Hashtag) {
+      const name = str(tag.name).trim().replace(/^#/, '');
+      if (HASHTAG.test(name)) tags.push(name);
+    }
+  }
+  const attachments: RemoteMediaItem[] = [];
+  scanned = 0;
+  for await (const a of note.getAttachments({ suppressError: true, documentLoader: NO_FETCH })) {
+    if (++scanned > MAX_ATTACHMENTS_SCANNED || attachments.length >= opts.maxAttachments) break;
+    if (!(a instanceof Document || a instanceof Image || a instanceof Video || a instanceof Audio)) continue;
+    const href = safeHttpUrl(linkHref(a.url as URL | Link | null));
+    if (!href) continue;
+    attachments.push({
+      url: href,
+      mediaType: a.mediaType && /^[\w.+-]+\/[\w.+-]+$/.test(a.mediaType) ? a.mediaType.toLowerCase() : null,
+      description: a.name == null ? null : plainText(a.name, 1_500) || null,
+      blurhash: null,
+      width: a instanceof Document && typeof a.width === 'number' ? a.width : null,
+      height: a instanceof Document && typeof a.height === 'number' ? a.height : null,
+      type: a.constructor.name,
+    });
+  }
+  const to = (note.toIds.length || note.ccIds.length ? note.toIds : (opts.fallback?.to ?? [])).map((u) => u.href);
+  const cc = (note.toIds.length || note.ccIds.length ? note.ccIds : (opts.fallback?.cc ?? [])).map((u) => u.href);
+  return {
+    uri,
+    url,
+    content: sanitizeRemoteHtml(raw ?? '', STATUS_CONTENT_LIMIT),
+    spoilerText: plainText(note.summary, SPOILER_LIMIT),
+    sensitive: note.sensitive ?? false,
+    language,
+    published,
+    updated: updated && updated.getTime() > published.getTime() ? updated : null,
+    inReplyToUri: note.replyTargetId?.href ?? null,
+    to,
+    cc,
+    mentionHrefs: [...new Set(mentionHrefs)],
+    tags,
+    attachments,
+  };
+}

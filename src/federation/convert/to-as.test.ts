@@ -6,12 +6,24 @@ import {
   toAsBlock,
   toAsFollow,
   toAsMove,
+  toAsQuestion,
   toAsReject,
   toAsRejectActivity,
   toAsUndoBlock,
   toAsUndoFollow,
   toAsUpdateActor,
+  toAsNote,
+  toAsCreateNote,
+  toAsUpdateNote,
+  toAsDeleteNote,
+  toAsAnnounce,
+  toAsUndoAnnounce,
+  toAsLike,
+  toAsUndoLike,
+  statusAddressing,
+  type AnnounceFacts,
   type FollowEnds,
+  type NoteFacts,
 } from './to-as.ts';
 
 const follow: FollowEnds = {
@@ -100,5 +112,212 @@ describe('toAs builders', () => {
       to: 'as:Public', // Fedify compacts the public collection's IRI
       object: { type: 'Person', id: 'https://here.test/users/ann', preferredUsername: 'ann' },
     });
+  });
+});
+
+const AS_PUBLIC = 'https://www.w3.org/ns/activitystreams#Public';
+const note: NoteFacts = {
+  uri: 'https://here.test/users/ann/statuses/1',
+  url: 'https://here.test/@ann/1',
+  authorUri: 'https://here.test/users/ann',
+  followersUri: 'https://here.test/users/ann/followers',
+  visibility: 'public',
+  content: '<p>Hi <span class="h-card"><a href="https://there.test/@bob" class="u-url mention">@<span>bob</span></a></span> #tea</p>',
+  language: 'en',
+  spoilerText: 'cw',
+  sensitive: true,
+  inReplyToUri: 'https://there.test/users/bob/statuses/9',
+  published: new Date('2026-01-02T03:04:05Z'),
+  editedAt: null,
+  mentions: [{ uri: 'https://there.test/users/bob', acct: 'bob@there.test' }],
+  hashtags: [{ name: 'tea', href: 'https://here.test/tags/tea' }],
+};
+const noteJson = {
+  type: 'Note',
+  id: note.uri,
+  url: note.url,
+  attributedTo: note.authorUri,
+  to: 'as:Public',
+  cc: [note.followersUri, 'https://there.test/users/bob'],
+  content: note.content,
+  contentMap: { en: note.content },
+  summary: 'cw',
+  sensitive: true,
+  inReplyTo: 'https://there.test/users/bob/statuses/9',
+  published: '2026-01-02T03:04:05Z',
+  tag: [
+    { type: 'Mention', href: 'https://there.test/users/bob', name: '@bob@there.test' },
+    { type: 'Hashtag', href: 'https://here.test/tags/tea', name: '#tea' },
+  ],
+};
+
+describe('status builders', () => {
+  it('statusAddressing: to/cc per visibility as Mastodon (mentions in cc except direct/limited; a reblog cc-s the author first)', () => {
+    const a = (visibility: string, reblogOfAuthorUri?: string) =>
+      statusAddressing({ visibility, followersUri: 'https://h/f', mentionUris: ['https://m/1', 'https://m/1', 'https://m/2'], reblogOfAuthorUri });
+    const hrefs = (x: { to: URL[]; cc: URL[] }) => ({ to: x.to.map(String), cc: x.cc.map(String) });
+    expect(hrefs(a('public'))).toEqual({ to: [AS_PUBLIC], cc: ['https://h/f', 'https://m/1', 'https://m/2'] });
+    expect(hrefs(a('unlisted'))).toEqual({ to: ['https://h/f'], cc: [AS_PUBLIC, 'https://m/1', 'https://m/2'] });
+    expect(hrefs(a('private'))).toEqual({ to: ['https://h/f'], cc: ['https://m/1', 'https://m/2'] });
+    expect(hrefs(a('direct'))).toEqual({ to: ['https://m/1', 'https://m/2'], cc: [] });
+    expect(hrefs(a('limited'))).toEqual({ to: ['https://m/1', 'https://m/2'], cc: [] });
+    expect(hrefs(a('public', 'https://o/a'))).toEqual({ to: [AS_PUBLIC], cc: ['https://o/a', 'https://h/f', 'https://m/1', 'https://m/2'] });
+  });
+
+  it('toAsNote: the exact Note (contentMap by language, summary, inReplyTo, Mention and Hashtag tags)', async () => {
+    expect(await json(toAsNote(note))).toEqual(noteJson);
+  });
+
+  it('toAsNote: no language, no spoiler, not a reply, direct, edited, with an attachment', async () => {
+    const doc = await json(
+      toAsNote({
+        ...note,
+        visibility: 'direct',
+        language: null,
+        spoilerText: '',
+        sensitive: false,
+        inReplyToUri: null,
+        hashtags: [],
+        editedAt: new Date('2026-01-03T00:00:00Z'),
+        attachments: [{ url: 'https://here.test/m/1.png', mediaType: 'image/png', description: 'a cat', width: 10, height: 20 }],
+      }),
+    );
+    expect(doc).toEqual({
+      type: 'Note',
+      id: note.uri,
+      url: note.url,
+      attributedTo: note.authorUri,
+      to: 'https://there.test/users/bob',
+      content: note.content,
+      sensitive: false,
+      published: '2026-01-02T03:04:05Z',
+      updated: '2026-01-03T00:00:00Z',
+      tag: { type: 'Mention', href: 'https://there.test/users/bob', name: '@bob@there.test' },
+      attachment: { type: 'Document', url: 'https://here.test/m/1.png', mediaType: 'image/png', name: 'a cat', width: 10, height: 20 },
+    });
+  });
+
+  it('toAsCreateNote / toAsUpdateNote / toAsDeleteNote', async () => {
+    expect(await json(toAsCreateNote(note))).toEqual({
+      type: 'Create',
+      id: `${note.uri}/activity`,
+      actor: note.authorUri,
+      published: '2026-01-02T03:04:05Z',
+      to: 'as:Public',
+      cc: [note.followersUri, 'https://there.test/users/bob'],
+      object: noteJson,
+    });
+    const edited = { ...note, editedAt: new Date('2026-01-03T00:00:00.250Z') };
+    expect(await json(toAsUpdateNote(edited))).toEqual({
+      type: 'Update',
+      id: `${note.uri}#updates/${edited.editedAt.getTime()}`,
+      actor: note.authorUri,
+      published: '2026-01-03T00:00:00.25Z',
+      to: 'as:Public',
+      cc: [note.followersUri, 'https://there.test/users/bob'],
+      object: { ...noteJson, updated: '2026-01-03T00:00:00.25Z' },
+    });
+    expect(await json(toAsDeleteNote({ uri: note.uri, authorUri: note.authorUri }))).toEqual({
+      type: 'Delete',
+      id: `${note.uri}#delete`,
+      actor: note.authorUri,
+      to: 'as:Public',
+      object: { type: 'Tombstone', id: note.uri },
+    });
+  });
+
+  it('toAsAnnounce / toAsUndoAnnounce: the reblog to Public, cc the original author and followers', async () => {
+    const a: AnnounceFacts = {
+      uri: 'https://here.test/users/ann/statuses/5/activity',
+      id: '5',
+      actorUri: 'https://here.test/users/ann',
+      followersUri: 'https://here.test/users/ann/followers',
+      visibility: 'public',
+      objectUri: 'https://there.test/users/bob/statuses/9',
+      objectAuthorUri: 'https://there.test/users/bob',
+      published: new Date('2026-01-02T03:04:05Z'),
+    };
+    const announceJson = {
+      type: 'Announce',
+      id: a.uri,
+      actor: a.actorUri,
+      published: '2026-01-02T03:04:05Z',
+      to: 'as:Public',
+      cc: ['https://there.test/users/bob', a.followersUri],
+      object: a.objectUri,
+    };
+    expect(await json(toAsAnnounce(a))).toEqual(announceJson);
+    expect(await json(toAsUndoAnnounce(a))).toEqual({
+      type: 'Undo',
+      id: 'https://here.test/users/ann#announces/5/undo',
+      actor: a.actorUri,
+      to: 'as:Public',
+      object: announceJson,
+    });
+    // A private reblog (the author's own private post): to followers, cc the author.
+    expect(await json(toAsAnnounce({ ...a, visibility: 'private', objectAuthorUri: a.actorUri }))).toMatchObject({
+      to: a.followersUri,
+      cc: a.actorUri,
+    });
+  });
+
+  it('toAsLike / toAsUndoLike', async () => {
+    const l = { favouriteId: '77', actorUri: 'https://here.test/users/ann', objectUri: 'https://there.test/users/bob/statuses/9' };
+    const likeJson = { type: 'Like', id: 'https://here.test/users/ann#likes/77', actor: l.actorUri, object: l.objectUri };
+    expect(await json(toAsLike(l))).toEqual(likeJson);
+    expect(await json(toAsUndoLike(l))).toEqual({ type: 'Undo', id: 'https://here.test/users/ann#likes/77/undo', actor: l.actorUri, object: likeJson });
+  });
+});
+
+describe('toAsQuestion', () => {
+  const base = {
+    uri: 'https://here.test/users/ann/statuses/1',
+    url: 'https://here.test/@ann/1',
+    attributedTo: 'https://here.test/users/ann',
+    content: '<p>Tea or coffee?</p>',
+    summary: null,
+    sensitive: false,
+    published: new Date('2026-05-01T10:00:00Z'),
+    to: ['https://www.w3.org/ns/activitystreams#Public'],
+    cc: ['https://here.test/users/ann/followers'],
+    options: [{ title: 'tea', votes: 3 }, { title: 'coffee', votes: 5 }],
+    endTime: new Date('2026-05-02T10:00:00Z'),
+    votersCount: 8,
+  };
+  const option = (name: string, totalItems: number) => ({ type: 'Note', name, replies: { type: 'Collection', totalItems } });
+
+  it('a single-choice poll: oneOf Notes with their counts, endTime, votersCount; not closed yet', async () => {
+    expect(await json(toAsQuestion({ ...base, multiple: false, closedAt: null }))).toEqual({
+      id: base.uri,
+      type: 'Question',
+      votersCount: 8,
+      attributedTo: base.attributedTo,
+      cc: 'https://here.test/users/ann/followers',
+      content: '<p>Tea or coffee?</p>',
+      endTime: '2026-05-02T10:00:00Z',
+      oneOf: [option('tea', 3), option('coffee', 5)],
+      published: '2026-05-01T10:00:00Z',
+      sensitive: false,
+      to: 'as:Public',
+      url: base.url,
+    });
+  });
+
+  it('a multiple-choice poll that ended: anyOf, closed at its end, the last tallies, a content warning, a reply', async () => {
+    const doc = await json(toAsQuestion({
+      ...base, multiple: true, closedAt: new Date('2026-05-02T10:00:00Z'), updated: new Date('2026-05-02T10:00:00Z'), votersCount: 6,
+      summary: 'drinks', sensitive: true, inReplyTo: 'https://there.test/notes/9',
+    }));
+    expect(doc).toMatchObject({
+      type: 'Question',
+      anyOf: [option('tea', 3), option('coffee', 5)],
+      closed: '2026-05-02T10:00:00Z',
+      updated: '2026-05-02T10:00:00Z',
+      votersCount: 6,
+      summary: 'drinks',
+      sensitive: true,
+      inReplyTo: 'https://there.test/notes/9',
+    });
+    expect('oneOf' in doc).toBe(false);
   });
 });

@@ -1,8 +1,20 @@
 /** Rows → ActivityPub objects (Fedify vocabulary). */
 import {
   Accept,
+  Announce,
   Block,
+  Collection,
+  Question,
+  Create,
+  Delete,
+  Document,
   Endpoints,
+  Hashtag,
+  LanguageString,
+  Like,
+  Mention,
+  Note,
+  Tombstone,
   Follow,
   Image,
   Move,
@@ -175,4 +187,201 @@ export function toAsMove(m: { actorUri: string; targetUri: string; moveId: strin
     target: new URL(m.targetUri),
     to: PUBLIC_COLLECTION,
   });
+}
+
+/** What a Question (a status with a poll, as Mastodon federates it) is built from. */
+export interface QuestionFacts {
+  /** The status' URI (the Question's id) and its page. */
+  uri: string;
+  url: string | null;
+  /** The author's actor URI. */
+  attributedTo: string;
+  /** The status' HTML and content warning. */
+  content: string;
+  summary: string | null;
+  sensitive: boolean;
+  published: Date;
+  /** When the status or its tallies last changed (the Update's object carries it). */
+  updated?: Date | null;
+  inReplyTo?: string | null;
+  to: string[];
+  cc: string[];
+  /** The options in order, with their counts. */
+  options: { title: string; votes: number }[];
+  multiple: boolean;
+  endTime: Date | null;
+  /** Set once the poll has ended. */
+  closedAt: Date | null;
+  votersCount: number;
+}
+
+/**
+ * A status with a poll as Mastodon's Question: `oneOf` (single choice) or `anyOf` (multiple) of
+ * Notes named after the options, each with `replies.totalItems` = its votes; `endTime`, `closed`
+ * (the end, once ended), `votersCount`. The same object is the Create's and each throttled
+ * Update's (with the latest tallies).
+ */
+export function toAsQuestion(q: QuestionFacts): Question {
+  const options = q.options.map((o) => new Note({ name: o.title, replies: new Collection({ totalItems: o.votes }) }));
+  return new Question({
+    id: new URL(q.uri),
+    url: q.url ? new URL(q.url) : null,
+    attribution: new URL(q.attributedTo),
+    content: q.content,
+    summary: q.summary || null,
+    sensitive: q.sensitive,
+    published: toInstant(q.published),
+    updated: q.updated ? toInstant(q.updated) : null,
+    replyTarget: q.inReplyTo ? new URL(q.inReplyTo) : null,
+    tos: q.to.map((u) => (u === PUBLIC_COLLECTION.href ? PUBLIC_COLLECTION : new URL(u))),
+    ccs: q.cc.map((u) => (u === PUBLIC_COLLECTION.href ? PUBLIC_COLLECTION : new URL(u))),
+    ...(q.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+    endTime: q.endTime ? toInstant(q.endTime) : null,
+    closed: q.closedAt ? toInstant(q.closedAt) : null,
+    voters: q.votersCount,
+  });
+}
+// --- Statuses: Note and the activities about it (effects/dispatch.ts, the object dispatcher) ---
+
+/** An account a status mentions, as the Note's tag and addressing name it. */
+export interface NoteMention {
+  uri: string;
+  /** user@domain (the local domain for local accounts). */
+  acct: string;
+}
+
+/** A media attachment of a Note (filled by the media branch; a Document per item). */
+export interface NoteAttachment {
+  url: string;
+  mediaType: string | null;
+  description: string | null;
+  width?: number | null;
+  height?: number | null;
+}
+
+/** Everything a Note needs, read from the status row and its mentions and tags (federation/statuses.ts). */
+export interface NoteFacts {
+  uri: string;
+  url: string | null;
+  authorUri: string;
+  followersUri: string;
+  visibility: string;
+  content: string;
+  language: string | null;
+  spoilerText: string;
+  sensitive: boolean;
+  inReplyToUri: string | null;
+  published: Date;
+  editedAt: Date | null;
+  /** Active (not silent) mentions, in the order they were made. */
+  mentions: NoteMention[];
+  hashtags: { name: string; href: string }[];
+  attachments?: NoteAttachment[];
+}
+
+/**
+ * to and cc as Mastodon addresses a status (ActivityPub::TagManager#to / #cc): public → to Public,
+ * cc followers; unlisted → to followers, cc Public; private → to followers; direct and limited →
+ * to the mentioned accounts only. A reblog also carries the original's author first in cc;
+ * mentions go in cc except for direct and limited statuses.
+ */
+export function statusAddressing(a: { visibility: string; followersUri: string; mentionUris: string[]; reblogOfAuthorUri?: string | null }): { to: URL[]; cc: URL[] } {
+  const mentions = [...new Set(a.mentionUris)].map((u) => new URL(u));
+  const followers = new URL(a.followersUri);
+  const cc: URL[] = a.reblogOfAuthorUri ? [new URL(a.reblogOfAuthorUri)] : [];
+  switch (a.visibility) {
+    case 'public':
+      return { to: [PUBLIC_COLLECTION], cc: [...cc, followers, ...mentions] };
+    case 'unlisted':
+      return { to: [followers], cc: [...cc, PUBLIC_COLLECTION, ...mentions] };
+    case 'private':
+      return { to: [followers], cc: [...cc, ...mentions] };
+    default:
+      return { to: mentions, cc };
+  }
+}
+
+function noteAddressing(n: NoteFacts) {
+  return statusAddressing({ visibility: n.visibility, followersUri: n.followersUri, mentionUris: n.mentions.map((m) => m.uri) });
+}
+
+/** The Note a status is (Mastodon's NoteSerializer): content and contentMap by language, summary, tags, attachments. */
+export function toAsNote(n: NoteFacts): Note {
+  const { to, cc } = noteAddressing(n);
+  return new Note({
+    id: new URL(n.uri),
+    url: n.url ? new URL(n.url) : null,
+    attribution: new URL(n.authorUri),
+    tos: to,
+    ccs: cc,
+    summary: n.spoilerText === '' ? null : n.spoilerText,
+    contents: n.language ? [n.content, new LanguageString(n.content, n.language)] : [n.content],
+    sensitive: n.sensitive,
+    replyTarget: n.inReplyToUri ? new URL(n.inReplyToUri) : null,
+    published: toInstant(n.published),
+    updated: n.editedAt ? toInstant(n.editedAt) : null,
+    tags: [
+      ...n.mentions.map((m) => new Mention({ href: new URL(m.uri), name: `@${m.acct}` })),
+      ...n.hashtags.map((t) => new Hashtag({ href: new URL(t.href), name: `#${t.name}` })),
+    ],
+    attachments: (n.attachments ?? []).map(
+      (a) => new Document({ url: new URL(a.url), mediaType: a.mediaType, name: a.description, width: a.width ?? null, height: a.height ?? null }),
+    ),
+  });
+}
+
+/** Create(Note): id `<status uri>/activity`, addressed as the Note. */
+export function toAsCreateNote(n: NoteFacts): Create {
+  const { to, cc } = noteAddressing(n);
+  return new Create({ id: new URL(`${n.uri}/activity`), actor: new URL(n.authorUri), published: toInstant(n.published), tos: to, ccs: cc, object: toAsNote(n) });
+}
+
+/** Update(Note) after an edit: a new id per edit time, addressed as the Note. */
+export function toAsUpdateNote(n: NoteFacts): Update {
+  const at = n.editedAt ?? n.published;
+  const { to, cc } = noteAddressing(n);
+  return new Update({ id: new URL(`${n.uri}#updates/${at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsNote(n) });
+}
+
+/** What a deleted status is at its URI. */
+export function toAsTombstone(uri: string): Tombstone {
+  return new Tombstone({ id: new URL(uri) });
+}
+
+/** Delete of a status: a Tombstone, to Public as Mastodon's DeleteSerializer (delivered to the status's audience). */
+export function toAsDeleteNote(d: { uri: string; authorUri: string }): Delete {
+  return new Delete({ id: new URL(`${d.uri}#delete`), actor: new URL(d.authorUri), to: PUBLIC_COLLECTION, object: toAsTombstone(d.uri) });
+}
+
+/** A reblog, as its Announce. */
+export interface AnnounceFacts {
+  /** The reblog's uri (the Announce's id). */
+  uri: string;
+  /** The reblog's id (Undo ids are made from it). */
+  id: string;
+  actorUri: string;
+  followersUri: string;
+  visibility: string;
+  objectUri: string;
+  objectAuthorUri: string;
+  published: Date;
+}
+
+export function toAsAnnounce(a: AnnounceFacts): Announce {
+  const { to, cc } = statusAddressing({ visibility: a.visibility, followersUri: a.followersUri, mentionUris: [], reblogOfAuthorUri: a.objectAuthorUri });
+  return new Announce({ id: new URL(a.uri), actor: new URL(a.actorUri), published: toInstant(a.published), tos: to, ccs: cc, object: new URL(a.objectUri) });
+}
+
+/** Undo(Announce), as Mastodon's UndoAnnounceSerializer names and addresses it. */
+export function toAsUndoAnnounce(a: AnnounceFacts): Undo {
+  return new Undo({ id: new URL(`${a.actorUri}#announces/${a.id}/undo`), actor: new URL(a.actorUri), to: PUBLIC_COLLECTION, object: toAsAnnounce(a) });
+}
+
+/** A favourite, as its Like (id as Mastodon's LikeSerializer). */
+export function toAsLike(l: { favouriteId: string; actorUri: string; objectUri: string }): Like {
+  return new Like({ id: new URL(`${l.actorUri}#likes/${l.favouriteId}`), actor: new URL(l.actorUri), object: new URL(l.objectUri) });
+}
+
+export function toAsUndoLike(l: { favouriteId: string; actorUri: string; objectUri: string }): Undo {
+  return new Undo({ id: new URL(`${l.actorUri}#likes/${l.favouriteId}/undo`), actor: new URL(l.actorUri), object: toAsLike(l) });
 }

@@ -1,11 +1,26 @@
 import type { InboxContext } from '@fedify/fedify';
 import { isActor, type Update } from '@fedify/vocab';
 import type { Services } from '../../context.ts';
-import { persistAccount } from '../convert/from-as.ts';
+import { AccountSchema } from '../../db/entities/index.ts';
+import { isStatusObject, persistAccount } from '../convert/from-as.ts';
+import { updateNote } from '../remote-statuses.ts';
 
-/** Update(Person): a remote actor changed its profile; only its own update counts. */
-export async function onUpdate(services: Services, _ctx: InboxContext<void>, update: Update): Promise<void> {
+/**
+ * Update(Person): a remote actor changed its profile; only its own update counts.
+ * Update(Note | Article): its author edited a status we have (unknown ones are not fetched).
+ * Update(Question) belongs to the polls branch.
+ */
+export async function onUpdate(services: Services, ctx: InboxContext<void>, update: Update): Promise<void> {
   const object = await update.getObject().catch(() => null);
-  if (!object || !isActor(object) || !object.id || object.id.href !== update.actorId?.href) return;
-  await persistAccount(services, object);
+  if (!object || !object.id) return;
+  if (isActor(object)) {
+    if (object.id.href !== update.actorId?.href) return;
+    await persistAccount(services, object);
+    return;
+  }
+  if (isStatusObject(object) && update.actorId) {
+    const by = await services.db.em().findOne(AccountSchema, { uri: update.actorId.href });
+    if (!by || by.domain === null || by.suspendedAt) return;
+    await updateNote(services, ctx, object, by);
+  }
 }

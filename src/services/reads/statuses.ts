@@ -3,16 +3,22 @@
  * of status ids (an account's statuses, a thread, who favourited or reblogged), and the batched
  * view that renders a page of statuses with a fixed number of statements whatever its size:
  *
- *   1. the statuses and the originals they reblog, with their counters and application;
+ *   1. the statuses and the originals they reblog, with their counters, application and preview card;
  *   2. their authors (loadAccountPage: one statement);
  *   3. their mentions and hashtags (one statement);
- *   4. the viewer's flags: favourited, reblogged, bookmarked, pinned (one statement, with a viewer).
+ *   4. the viewer's flags: favourited, reblogged, bookmarked, pinned, muted (one statement, with a viewer);
+ *   5. their media attachments, in order (one statement: reads/media.ts loadStatusMedia);
+ *   6. their polls with the viewer's own votes (reads/polls.ts: one statement).
  */
 import type { Services } from '../../context.ts';
 import type { Account } from '../../db/entities/index.ts';
 import type { AccountView } from '../../serializers/account.ts';
 import type { StatusView, StatusRow } from '../../serializers/status.ts';
+import type { PreviewCardRow } from '../../serializers/preview-card.ts';
 import { loadAccountPage } from './accounts.ts';
+import { hasMediaSql, loadStatusMedia } from './media.ts';
+import { mediaStorage } from '../media-storage.ts';
+import { loadPollsOfStatuses } from './polls.ts';
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
 /**
@@ -35,7 +41,7 @@ export function visibleSql(s: string, v: string): string {
 }
 
 /** A reblog is seen when it and its original are: the original's predicate, for a row `s`. */
-function originalVisibleSql(s: string, v: string): string {
+export function originalVisibleSql(s: string, v: string): string {
   return `(${s}.reblog_of_id is null or exists (select 1 from statuses o where o.id = ${s}.reblog_of_id and ${visibleSql('o', v)}))`;
 }
 
@@ -98,8 +104,6 @@ export async function accountStatusesPage(
   p: PageParams,
   f: AccountStatusesFilter,
 ): Promise<{ statusIds: string[]; cursorIds: string[] }> {
-  // No media yet: a page of statuses with media is empty.
-  if (f.onlyMedia) return { statusIds: [], cursorIds: [] };
   if (f.pinned) {
     const page = pageSql('sp.id', p, 3);
     const rows = await services.db.sql.query<{ id: string; cursor: string }>(
@@ -115,6 +119,7 @@ export async function accountStatusesPage(
   const where: string[] = [];
   if (f.excludeReplies) where.push(`(s.in_reply_to_id is null or s.in_reply_to_account_id = s.account_id)`);
   if (f.excludeReblogs) where.push(`s.reblog_of_id is null`);
+  if (f.onlyMedia) where.push(hasMediaSql('s'));
   if (f.tagged) {
     params.push(f.tagged);
     where.push(`exists (select 1 from statuses_tags st join tags t on t.id = st.tag_id where st.status_id = s.id and lower(t.name) = lower($${params.length}))`);
@@ -189,6 +194,30 @@ export async function statusActorsPage(
   return { accountIds: ordered.map((r) => r.account_id), cursorIds: ordered.map((r) => r.id) };
 }
 
+function cardFromRow(r: Record<string, unknown>): PreviewCardRow {
+  const str = (k: string) => (r[k] as string | null) ?? '';
+  return {
+    url: str('card_url'),
+    originalUrl: (r.card_original_url as string | null) ?? null,
+    title: str('card_title'),
+    description: str('card_description'),
+    language: (r.card_language as string | null) ?? null,
+    type: r.card_type as PreviewCardRow['type'],
+    authorName: str('card_author_name'),
+    authorUrl: str('card_author_url'),
+    providerName: str('card_provider_name'),
+    providerUrl: str('card_provider_url'),
+    html: str('card_html'),
+    width: Number(r.card_width),
+    height: Number(r.card_height),
+    imageUrl: (r.card_image_url as string | null) ?? null,
+    imageDescription: str('card_image_description'),
+    embedUrl: str('card_embed_url'),
+    blurhash: (r.card_blurhash as string | null) ?? null,
+    publishedAt: r.card_published_at ? new Date(r.card_published_at as string) : null,
+  };
+}
+
 /** A page of statuses by id: the rows (with reblogged originals), their authors, mentions, tags and the viewer's flags. */
 export async function loadStatusPage(
   services: Services,
@@ -204,6 +233,10 @@ export async function loadStatusPage(
     mentions: new Map(),
     tags: new Map(),
     flags: new Map(),
+    media: new Map(),
+    mediaBaseUrl: mediaStorage(services).baseUrl,
+    polls: new Map(),
+    now: services.clock.now(),
   };
   const wanted = [...new Set(ids)].filter(isId);
   if (wanted.length === 0) return { statuses, view };
@@ -212,10 +245,17 @@ export async function loadStatusPage(
             s.language, s.in_reply_to_id::text, s.in_reply_to_account_id::text, s.reblog_of_id::text, s.created_at,
             s.edited_at, s.deleted_at, s.application_id::text,
             coalesce(st.replies_count, 0) as replies_count, coalesce(st.reblogs_count, 0) as reblogs_count,
-            coalesce(st.favourites_count, 0) as favourites_count, app.name as app_name, app.website as app_website
+            coalesce(st.favourites_count, 0) as favourites_count, app.name as app_name, app.website as app_website,
+            pcs.url as card_original_url, pc.url as card_url, pc.title as card_title, pc.description as card_description,
+            pc.language as card_language, pc.type as card_type, pc.author_name as card_author_name, pc.author_url as card_author_url,
+            pc.provider_name as card_provider_name, pc.provider_url as card_provider_url, pc.html as card_html, pc.width as card_width,
+            pc.height as card_height, pc.image_url as card_image_url, pc.image_description as card_image_description,
+            pc.embed_url as card_embed_url, pc.blurhash as card_blurhash, pc.published_at as card_published_at
        from statuses s
        left join status_stats st on st.status_id = s.id
        left join oauth_applications app on app.id = s.application_id
+       left join preview_cards_statuses pcs on pcs.status_id = s.id
+       left join preview_cards pc on pc.id = pcs.preview_card_id
       where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))`,
     [wanted],
   );
@@ -238,6 +278,7 @@ export async function loadStatusPage(
       editedAt: r.edited_at ? new Date(r.edited_at as string) : null,
       application: r.application_id ? { name: (r.app_name as string) ?? '', website: (r.app_website as string | null) || null } : null,
       counts: { replies: Number(r.replies_count), reblogs: Number(r.reblogs_count), favourites: Number(r.favourites_count) },
+      card: r.card_url ? cardFromRow(r) : null,
     });
   }
   const all = [...statuses.keys()];
@@ -266,18 +307,22 @@ export async function loadStatusPage(
       view.tags.set(e.status_id, list);
     }
   }
+  view.media = await loadStatusMedia(services.db.sql, all);
   if (viewerId) {
-    const flags = await services.db.sql.query<{ id: string; favourited: boolean; reblogged: boolean; bookmarked: boolean; pinned: boolean }>(
+    const flags = await services.db.sql.query<{ id: string; favourited: boolean; reblogged: boolean; bookmarked: boolean; pinned: boolean; muted: boolean }>(
       `select x.id::text,
               exists (select 1 from favourites f where f.status_id = x.id and f.account_id = $2) as favourited,
               exists (select 1 from statuses r where r.reblog_of_id = x.id and r.account_id = $2 and r.deleted_at is null) as reblogged,
               exists (select 1 from bookmarks b where b.status_id = x.id and b.account_id = $2) as bookmarked,
-              exists (select 1 from status_pins p where p.status_id = x.id and p.account_id = $2) as pinned
+              exists (select 1 from status_pins p where p.status_id = x.id and p.account_id = $2) as pinned,
+              exists (select 1 from statuses c join conversation_mutes cm on cm.conversation_id = c.conversation_id
+                       where c.id = x.id and cm.account_id = $2) as muted
          from unnest($1::bigint[]) as x(id)`,
       [all, viewerId],
     );
-    for (const f of flags) view.flags.set(f.id, { favourited: f.favourited, reblogged: f.reblogged, bookmarked: f.bookmarked, pinned: f.pinned, muted: false });
+    for (const f of flags) view.flags.set(f.id, { favourited: f.favourited, reblogged: f.reblogged, bookmarked: f.bookmarked, pinned: f.pinned, muted: f.muted });
   }
+  view.polls = await loadPollsOfStatuses(services, all, viewerId);
   return { statuses, view };
 }
 

@@ -1,0 +1,80 @@
+/** Reading remote statuses: visibility from the audience (Mastodon's rules) and a Note's fields, sanitised. */
+import { describe, it, expect } from 'vitest';
+import { Article, Document, Hashtag, Image, LanguageString, Mention, Note, Question, PUBLIC_COLLECTION } from '@fedify/vocab';
+import { Temporal } from '@js-temporal/polyfill';
+import { isStatusObject, noteFields, visibilityFromAudience } from './from-as.ts';
+
+const PUBLIC = 'https://www.w3.org/ns/activitystreams#Public';
+const FOLLOWERS = 'https://there.test/users/bob/followers';
+const instant = (iso: string) => Temporal.Instant.from(iso) as unknown as globalThis.Temporal.Instant;
+
+describe('visibilityFromAudience', () => {
+  it('as Mastodon: Public in to, Public in cc, followers in to, else direct', () => {
+    expect(visibilityFromAudience([PUBLIC], [FOLLOWERS], FOLLOWERS)).toBe('public');
+    expect(visibilityFromAudience(['as:Public'], [], FOLLOWERS)).toBe('public');
+    expect(visibilityFromAudience([FOLLOWERS], [PUBLIC], FOLLOWERS)).toBe('unlisted');
+    expect(visibilityFromAudience([FOLLOWERS], ['https://here.test/users/ann'], FOLLOWERS)).toBe('private');
+    expect(visibilityFromAudience(['https://here.test/users/ann'], [FOLLOWERS], FOLLOWERS)).toBe('direct');
+    expect(visibilityFromAudience([], [], null)).toBe('direct');
+  });
+});
+
+describe('noteFields', () => {
+  const now = new Date('2026-02-01T00:00:00Z');
+  it('sanitises content, reads contentMap, bounds dates, keeps the url only on its host, reads tags and attachments', async () => {
+    const note = new Note({
+      id: new URL('https://there.test/users/bob/statuses/1'),
+      url: new URL('https://evil.test/phish'),
+      attribution: new URL('https://there.test/users/bob'),
+      to: PUBLIC_COLLECTION,
+      cc: new URL(FOLLOWERS),
+      contents: ['<p>hi<script>alert(1)</script> <a href="https://x.test/" onclick="x()">x</a></p>', new LanguageString('<p>hi</p>', 'de-AT')],
+      summary: '<b>careful</b>',
+      sensitive: true,
+      replyTarget: new URL('https://here.test/users/ann/statuses/5'),
+      published: instant('2026-01-01T00:00:00Z'),
+      updated: instant('2030-01-01T00:00:00Z'),
+      tags: [
+        new Mention({ href: new URL('https://here.test/users/ann'), name: '@ann@here.test' }),
+        new Mention({ href: new URL('javascript:alert(1)'), name: '@x' }),
+        new Hashtag({ href: new URL('https://there.test/tags/Tea'), name: '#Tea' }),
+        new Hashtag({ href: new URL('https://there.test/tags/x'), name: '#not a tag' }),
+      ],
+      attachments: [
+        new Document({ url: new URL('https://there.test/m/1.png'), mediaType: 'image/png', name: 'a <i>cat</i>', width: 4, height: 3 }),
+        new Image({ url: new URL('ftp://there.test/m/2.png'), mediaType: 'image/png' }),
+      ],
+    });
+    expect(await noteFields(note, { now, maxAttachments: 4 })).toEqual({
+      uri: 'https://there.test/users/bob/statuses/1',
+      url: 'https://there.test/users/bob/statuses/1',
+      content: '<p>hi <a href="https://x.test/" rel="nofollow noopener" target="_blank">x</a></p>',
+      spoilerText: 'careful',
+      sensitive: true,
+      language: 'de-AT',
+      published: new Date('2026-01-01T00:00:00Z'),
+      // An edit time in the future is taken as now.
+      updated: now,
+      inReplyToUri: 'https://here.test/users/ann/statuses/5',
+      to: [PUBLIC],
+      cc: [FOLLOWERS],
+      mentionHrefs: ['https://here.test/users/ann'],
+      tags: ['Tea'],
+      attachments: [
+        { url: 'https://there.test/m/1.png', mediaType: 'image/png', description: 'a cat', blurhash: null, width: 4, height: 3, type: 'Document' },
+      ],
+    });
+  });
+
+  it("takes the activity's audience when the object has none; no published date is now", async () => {
+    const note = new Note({ id: new URL('https://there.test/n/2'), attribution: new URL('https://there.test/users/bob'), content: 'plain' });
+    const f = await noteFields(note, { now, maxAttachments: 4, fallback: { to: [new URL(FOLLOWERS)], cc: [] } });
+    expect([f.to, f.cc, f.published, f.updated, f.language, f.content]).toEqual([[FOLLOWERS], [], now, null, null, 'plain']);
+  });
+
+  it('stores Notes and Articles; Questions are left to the polls branch', () => {
+    expect(isStatusObject(new Note({}))).toBe(true);
+    expect(isStatusObject(new Article({}))).toBe(true);
+    expect(isStatusObject(new Question({}))).toBe(false);
+  });
+});

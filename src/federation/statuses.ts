@@ -1,0 +1,157 @@
+/**
+ * Local statuses as ActivityPub sees them: the rows a Note, an Announce or a Like is built from
+ * (convert/to-as.ts builders), read in a fixed number of statements for any number of statuses.
+ * Used by effects/dispatch.ts (what is sent) and by the object and outbox dispatchers in
+ * ./index.ts (what is served), so both carry the same document.
+ */
+import type { Context } from '@fedify/fedify';
+import type { Services } from '../context.ts';
+import { visibleSql } from '../services/reads/statuses.ts';
+import type { AnnounceFacts, NoteFacts } from './convert/to-as.ts';
+
+/** A status row with what its activities need besides the Note. */
+export interface StatusAsRow {
+  id: string;
+  accountId: string;
+  username: string;
+  local: boolean;
+  deleted: boolean;
+  reblogOfId: string | null;
+  inReplyToAccountId: string | null;
+  /** Remote accounts the status mentions (also silent ones): recipients of its activities. */
+  mentioned: RemoteRecipientRow[];
+  note: NoteFacts;
+}
+
+export interface RemoteRecipientRow {
+  id: string;
+  uri: string;
+  inbox_url: string | null;
+  shared_inbox_url: string | null;
+}
+
+/** A Fedify recipient for a remote account row. */
+export function recipientOfRow(r: RemoteRecipientRow) {
+  return {
+    id: new URL(r.uri),
+    inboxId: r.inbox_url ? new URL(r.inbox_url) : null,
+    endpoints: r.shared_inbox_url ? { sharedInbox: new URL(r.shared_inbox_url) } : null,
+  };
+}
+
+/** The statuses `ids` (any that exist, deleted ones included) with their Notes, in three statements. */
+export async function loadStatusesAs(services: Services, ctx: Context<unknown>, ids: readonly string[]): Promise<Map<string, StatusAsRow>> {
+  const out = new Map<string, StatusAsRow>();
+  if (ids.length === 0) return out;
+  const sql = services.db.sql;
+  const [rows, mentions, tags] = await Promise.all([
+    sql.query<{
+      id: string; account_id: string; uri: string; url: string | null; content: string; spoiler_text: string; visibility: string;
+      sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
+      local: boolean; reblog_of_id: string | null; in_reply_to_account_id: string | null; author_uri: string; username: string; domain: string | null;
+      followers_url: string | null; parent_uri: string | null;
+    }>(
+      `select s.id::text, s.account_id::text, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.language,
+              s.created_at, s.edited_at, s.deleted_at, s.local, s.reblog_of_id::text, s.in_reply_to_account_id::text,
+              a.uri as author_uri, a.username, a.domain, a.followers_url, p.uri as parent_uri
+         from statuses s join accounts a on a.id = s.account_id left join statuses p on p.id = s.in_reply_to_id
+        where s.id = any($1::bigint[])`,
+      [ids],
+    ),
+    sql.query<RemoteRecipientRow & { status_id: string; username: string; domain: string | null; silent: boolean }>(
+      `select m.status_id::text, a.id::text, a.uri, a.username, a.domain, a.inbox_url, a.shared_inbox_url, m.silent
+         from mentions m join accounts a on a.id = m.account_id
+        where m.status_id = any($1::bigint[]) and a.suspended_at is null order by m.id`,
+      [ids],
+    ),
+    sql.query<{ status_id: string; name: string }>(
+      `select st.status_id::text, t.name from statuses_tags st join tags t on t.id = st.tag_id
+        where st.status_id = any($1::bigint[]) order by lower(t.name)`,
+      [ids],
+    ),
+  ]);
+  const base = services.config.publicUrl;
+  for (const r of rows) {
+    const mine = mentions.filter((m) => m.status_id === r.id);
+    out.set(r.id, {
+      id: r.id,
+      accountId: r.account_id,
+      username: r.username,
+      local: r.local,
+      deleted: r.deleted_at !== null,
+      reblogOfId: r.reblog_of_id,
+      inReplyToAccountId: r.in_reply_to_account_id,
+      mentioned: mine.filter((m) => m.domain !== null),
+      note: {
+        uri: r.uri,
+        url: r.url,
+        authorUri: r.author_uri,
+        followersUri: r.domain === null ? ctx.getFollowersUri(r.username).href : (r.followers_url ?? `${r.author_uri}/followers`),
+        visibility: r.visibility,
+        content: r.content,
+        language: r.language,
+        spoilerText: r.spoiler_text,
+        sensitive: r.sensitive,
+        inReplyToUri: r.parent_uri,
+        published: new Date(r.created_at),
+        editedAt: r.edited_at ? new Date(r.edited_at) : null,
+        mentions: mine.filter((m) => !m.silent).map((m) => ({ uri: m.uri, acct: `${m.username}@${m.domain ?? services.config.domain}` })),
+        hashtags: tags
+          .filter((t) => t.status_id === r.id)
+          .map((t) => ({ name: t.name, href: `${base}/tags/${encodeURIComponent(t.name)}` })),
+      },
+    });
+  }
+  return out;
+}
+
+export async function loadStatusAs(services: Services, ctx: Context<unknown>, id: string): Promise<StatusAsRow | null> {
+  return (await loadStatusesAs(services, ctx, [id])).get(id) ?? null;
+}
+
+/** A reblog and its original as an Announce (null when either is gone or the reblog is not one). */
+export function announceFacts(reblog: StatusAsRow, original: StatusAsRow): AnnounceFacts {
+  return {
+    uri: reblog.note.uri,
+    id: reblog.id,
+    actorUri: reblog.note.authorUri,
+    followersUri: reblog.note.followersUri,
+    visibility: reblog.note.visibility,
+    objectUri: original.note.uri,
+    objectAuthorUri: original.note.authorUri,
+    published: reblog.note.published,
+  };
+}
+
+/** Items per page of an outbox (Mastodon's OutboxController LIMIT). */
+export const OUTBOX_PAGE_SIZE = 20;
+
+/**
+ * One page of a local account's outbox: its public and unlisted statuses and reblogs (of statuses
+ * still visible to all), newest first, before the status id `before` (null: the newest).
+ */
+export async function outboxPage(services: Services, accountId: string, before: string | null): Promise<{ ids: string[]; next: string | null }> {
+  const rows = await services.db.sql.query<{ id: string }>(
+    `select s.id::text from statuses s
+      where s.account_id = $1 and s.deleted_at is null and s.visibility in ('public', 'unlisted')
+        and ($2::bigint is null or s.id < $2::bigint)
+        and (s.reblog_of_id is null or exists (
+              select 1 from statuses o where o.id = s.reblog_of_id and o.deleted_at is null and o.visibility in ('public', 'unlisted')))
+      order by s.id desc limit ${OUTBOX_PAGE_SIZE + 1}`,
+    [accountId, before],
+  );
+  const page = rows.slice(0, OUTBOX_PAGE_SIZE).map((r) => r.id);
+  return { ids: page, next: rows.length > OUTBOX_PAGE_SIZE ? page[page.length - 1]! : null };
+}
+
+/**
+ * Whether the remote actor `actorUri` may see the status `statusId` (as visibleSql decides for a
+ * signed-in viewer: followers for private statuses, the mentioned for direct and limited ones).
+ */
+export async function remoteMaySee(services: Services, statusId: string, actorUri: string): Promise<boolean> {
+  const rows = await services.db.sql.query(
+    `select 1 from statuses s, accounts v where s.id = $1 and v.uri = $2 and v.suspended_at is null and ${visibleSql('s', 'v.id')}`,
+    [statusId, actorUri],
+  );
+  return rows.length > 0;
+}

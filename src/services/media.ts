@@ -1,0 +1,492 @@
+/**
+ * Media attachments (Mastodon's MediaAttachment): upload, process, describe, delete, attach to a
+ * status; and the rows of remote attachments that federation stores with a remote status.
+ *
+ * An upload is never stored as sent. Its type is taken from the bytes (the `file-type` package),
+ * never from the client's Content-Type; only images are accepted (ROOST_SUPPORTED_MIME_TYPES:
+ * video and audio need ffmpeg, which Roost does not use; an animated GIF stays a GIF `image`
+ * where Mastodon would make a `gifv` video). The header's dimensions are checked against the
+ * pixel bounds before anything is decoded; then sharp decodes it (bounded again), applies the
+ * EXIF orientation, writes it again without metadata (no EXIF, GPS, XMP or IPTC survives), scaled
+ * down to Mastodon's original size when larger, and makes the `small` preview (at most 230,400
+ * pixels, Mastodon's 640×360) and a 4×4 blurhash (the `blurhash` package, from a small RGBA
+ * downscale of the preview).
+ *
+ * POST /api/v1/media does all that before answering. POST /api/v2/media checks the upload (type,
+ * size, dimensions) at once, keeps the bytes under a pending key and answers 202; the decoding and
+ * encoding run in a background job (MEDIA_PROCESS_JOB, one account's uploads one at a time), and
+ * GET /api/v1/media/:id answers 206 until the job is done.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileTypeFromBuffer } from 'file-type';
+import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
+import { encode as encodeBlurhash } from 'blurhash';
+import type { Services } from '../context.ts';
+import type { Sql } from '../db/sql.ts';
+import { schedule } from '../effects/events.ts';
+import { RoostError, Validation, notFound } from '../lib/errors.ts';
+import { isValidBlurhash } from '../lib/blurhash.ts';
+import { mediaSize, type MediaAttachmentRow, type MediaMeta, type MediaType } from '../serializers/media-attachment.ts';
+import { mediaStorage, type MediaStorage } from './media-storage.ts';
+import { findOwnMedia, findUnattachedMedia } from './reads/media.ts';
+
+sharp.cache(false);
+
+/** The job that processes an upload of POST /api/v2/media (payload { mediaId }). */
+export const MEDIA_PROCESS_JOB = 'media.process';
+
+/** Mastodon's answers for what it cannot take. */
+export const INVALID_FILE = 'Validation failed: File content type is invalid, File is invalid';
+export const UNVERIFIED_FILE = 'File type of uploaded media could not be verified';
+export const PROCESSING_ERROR = 'Error processing thumbnail for uploaded media';
+
+/** Output format per accepted input type (AVIF becomes JPEG, as Mastodon converts HEIC/AVIF). */
+const FORMATS: Record<string, { ext: 'jpg' | 'png' | 'gif' | 'webp'; type: string }> = {
+  'image/jpeg': { ext: 'jpg', type: 'image/jpeg' },
+  'image/png': { ext: 'png', type: 'image/png' },
+  'image/gif': { ext: 'gif', type: 'image/gif' },
+  'image/webp': { ext: 'webp', type: 'image/webp' },
+  'image/avif': { ext: 'jpg', type: 'image/jpeg' },
+};
+
+export interface MediaUpload {
+  /** The file's bytes (undefined: none sent). */
+  file?: Uint8Array;
+  description?: string;
+  /** "x,y", each -1…1. */
+  focus?: string;
+}
+
+export interface ProcessedMedia {
+  type: MediaType;
+  contentType: string;
+  ext: string;
+  original: Buffer;
+  small: Buffer;
+  meta: MediaMeta;
+  blurhash: string;
+}
+
+/** What an upload is, from its bytes and header: refused with Mastodon's 422 when not an image Roost takes or too large. */
+async function checkUpload(services: Services, data: Uint8Array | undefined): Promise<{ mime: string; width: number; height: number; pages: number; orientation: number }> {
+  const limits = services.config.limits.mediaAttachments;
+  if (!data || data.length === 0) throw new RoostError(422, "Validation failed: File can't be blank");
+  if (data.length > limits.imageSizeLimit) {
+    throw new RoostError(422, `Validation failed: File file size must be less than ${Math.round(limits.imageSizeLimit / 1024 / 1024)} MB`);
+  }
+  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined);
+  if (!sniffed || !FORMATS[sniffed.mime] || !limits.supportedMimeTypes.includes(sniffed.mime)) throw new RoostError(422, INVALID_FILE);
+  let meta: Metadata;
+  try {
+    meta = await sharp(data, { limitInputPixels: false, animated: true }).metadata();
+  } catch {
+    throw new RoostError(422, UNVERIFIED_FILE);
+  }
+  const width = meta.width ?? 0;
+  const height = meta.pageHeight ?? meta.height ?? 0;
+  const pages = meta.pages ?? 1;
+  if (!width || !height) throw new RoostError(422, UNVERIFIED_FILE);
+  // Every frame of an animation is decoded: the bound is on all of them.
+  if (width * height * pages > maxPixels(services)) throw new RoostError(422, `${width}x${height} images are not supported`);
+  return { mime: sniffed.mime, width, height, pages, orientation: meta.orientation ?? 1 };
+}
+
+function maxPixels(services: Services): number {
+  return Math.min(services.config.limits.mediaAttachments.imageMatrixLimit, services.config.bodyLimits.maxImagePixels);
+}
+
+/** Width and height scaled down to at most `pixels` (never up), keeping the aspect. */
+function fitPixels(width: number, height: number, pixels: number): { width: number; height: number } {
+  if (width * height <= pixels) return { width, height };
+  const scale = Math.sqrt(pixels / (width * height));
+  return { width: Math.max(1, Math.floor(width * scale)), height: Math.max(1, Math.floor(height * scale)) };
+}
+
+function encodeAs(pipeline: Sharp, ext: string): Sharp {
+  switch (ext) {
+    case 'png': return pipeline.png({ compressionLevel: 9 });
+    case 'gif': return pipeline.gif();
+    case 'webp': return pipeline.webp({ quality: 90 });
+    default: return pipeline.jpeg({ quality: 90, mozjpeg: true });
+  }
+}
+
+/** Decodes, orients, bounds and re-encodes an image; makes its preview, sizes and blurhash. Throws a 422 RoostError for what it cannot take. */
+export async function processImage(services: Services, data: Uint8Array): Promise<ProcessedMedia> {
+  const limits = services.config.limits.mediaAttachments;
+  const head = await checkUpload(services, data);
+  const format = FORMATS[head.mime]!;
+  const animated = head.pages > 1;
+  const input = () => sharp(data, { limitInputPixels: maxPixels(services), animated });
+  try {
+    // The sizes of the picture as seen: EXIF orientations 5–8 turn it a quarter.
+    const [w, h] = head.orientation >= 5 ? [head.height, head.width] : [head.width, head.height];
+    const originalSize = fitPixels(w, h, limits.originalMaxPixels);
+    const smallSize = fitPixels(w, h, limits.smallMaxPixels);
+    const original = await encodeAs(input().rotate().resize(originalSize.width, originalSize.height, { fit: 'fill' }), format.ext).toBuffer({ resolveWithObject: true });
+    const small = await encodeAs(input().rotate().resize(smallSize.width, smallSize.height, { fit: 'fill' }), format.ext).toBuffer({ resolveWithObject: true });
+    const pixels = await sharp(small.data, { limitInputPixels: false })
+      .resize(32, 32, { fit: 'inside' })
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const blurhash = encodeBlurhash(
+      new Uint8ClampedArray(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength),
+      pixels.info.width,
+      pixels.info.height,
+      limits.blurhashComponents.x,
+      limits.blurhashComponents.y,
+    );
+    const heightOf = (info: OutputInfo) => (animated ? (info.pageHeight ?? Math.round(info.height / head.pages)) : info.height);
+    return {
+      type: 'image',
+      contentType: format.type,
+      ext: format.ext,
+      original: original.data,
+      small: small.data,
+      meta: { original: mediaSize(original.info.width, heightOf(original.info)), small: mediaSize(small.info.width, heightOf(small.info)) },
+      blurhash,
+    };
+  } catch (err) {
+    if (err instanceof RoostError) throw err;
+    const message = (err as Error).message ?? '';
+    if (/pixel limit/i.test(message)) throw new RoostError(422, `${head.width}x${head.height} images are not supported`);
+    throw new RoostError(422, UNVERIFIED_FILE);
+  }
+}
+
+/** Description and focal point, checked as Mastodon words its errors. */
+function checkAttributes(services: Services, input: { description?: string; focus?: string }): { description?: string | null; focus?: { x: number; y: number } | null } {
+  const limit = services.config.limits.mediaAttachments.descriptionLimit;
+  const v = new Validation();
+  const out: { description?: string | null; focus?: { x: number; y: number } | null } = {};
+  if (input.description !== undefined) {
+    const d = input.description.replace(/\r\n?/g, '\n');
+    if ([...d].length > limit) v.add('description', 'ERR_TOO_LONG', `is too long (maximum is ${limit} characters)`);
+    out.description = d.trim() === '' ? null : d;
+  }
+  if (input.focus !== undefined && input.focus.trim() !== '') {
+    const parts = input.focus.split(',').map((p) => p.trim());
+    const nums = parts.map((p) => (/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(p) ? Number(p) : NaN));
+    if (nums.length !== 2 || nums.some((n) => !Number.isFinite(n) || n < -1 || n > 1)) {
+      v.add('focus', 'ERR_INVALID', 'must be two numbers from -1.0 to 1.0, "x,y"');
+    } else out.focus = { x: nums[0]!, y: nums[1]! };
+  }
+  v.throwIfInvalid();
+  return out;
+}
+
+/** Storage keys as Mastodon lays them out: media_attachments/files/<id in groups of 3>/<style>/<random>.<ext>. */
+function fileKeys(id: string, ext: string): { original: string; small: string } {
+  const partition = id.padStart(9, '0').match(/\d{1,3}(?=(\d{3})*$)/g)!.join('/');
+  const name = `${randomBytes(8).toString('hex')}.${ext}`;
+  return { original: `media_attachments/files/${partition}/original/${name}`, small: `media_attachments/files/${partition}/small/${name}` };
+}
+
+/** Where POST /api/v2/media keeps an upload until its job processed it (not served: no extension). */
+function pendingKey(id: string): string {
+  return `media_attachments/pending/${id}`;
+}
+
+async function storeProcessed(storage: MediaStorage, id: string, p: ProcessedMedia): Promise<{ original: string; small: string }> {
+  const keys = fileKeys(id, p.ext);
+  await storage.put(keys.original, p.original);
+  try {
+    await storage.put(keys.small, p.small);
+  } catch (e) {
+    await storage.delete(keys.original).catch(() => undefined);
+    throw e;
+  }
+  return keys;
+}
+
+async function removeFiles(storage: MediaStorage, keys: (string | null)[]): Promise<void> {
+  for (const key of keys) if (key) await storage.delete(key).catch(() => undefined);
+}
+
+/**
+ * POST /api/v1/media: processes the upload, then stores the attachment (processing complete).
+ * Returns its id.
+ */
+export async function uploadMedia(services: Services, accountId: string, input: MediaUpload): Promise<string> {
+  const attrs = checkAttributes(services, input);
+  const processed = await processImage(services, input.file!);
+  const id = services.ids.next();
+  const storage = mediaStorage(services);
+  const keys = await storeProcessed(storage, id, processed);
+  const now = services.clock.now();
+  try {
+    await services.db.sql.query(
+      `insert into media_attachments (id, account_id, type, processing, file_key, small_key, content_type, file_size, description,
+                                      focus_x, focus_y, meta, blurhash, created_at, updated_at)
+       values ($1, $2, $3, 'complete', $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $13)`,
+      [id, accountId, processed.type, keys.original, keys.small, processed.contentType, processed.original.length, attrs.description ?? null,
+        attrs.focus?.x ?? null, attrs.focus?.y ?? null, JSON.stringify(processed.meta), processed.blurhash, now],
+    );
+  } catch (e) {
+    await removeFiles(storage, [keys.original, keys.small]);
+    throw e;
+  }
+  return id;
+}
+
+/**
+ * POST /api/v2/media: checks the upload now (type, size, dimensions), keeps its bytes and queues
+ * the processing (MEDIA_PROCESS_JOB) in the transaction that stores the attachment as `queued`.
+ * Returns its id.
+ */
+export async function uploadMediaAsync(services: Services, accountId: string, input: MediaUpload): Promise<string> {
+  const attrs = checkAttributes(services, input);
+  await checkUpload(services, input.file);
+  const id = services.ids.next();
+  const storage = mediaStorage(services);
+  await storage.put(pendingKey(id), input.file!);
+  const now = services.clock.now();
+  try {
+    await services.db.sql.transaction(async (sql) => {
+      await sql.query(
+        `insert into media_attachments (id, account_id, type, processing, file_size, description, focus_x, focus_y, created_at, updated_at)
+         values ($1, $2, 'image', 'queued', $3, $4, $5, $6, $7, $7)`,
+        [id, accountId, input.file!.length, attrs.description ?? null, attrs.focus?.x ?? null, attrs.focus?.y ?? null, now],
+      );
+      // One account's uploads are processed one at a time (a burst from one account does not hold everyone's).
+      await schedule(sql, MEDIA_PROCESS_JOB, { mediaId: id }, { orderingKey: mediaOrderingKey(accountId), maxAttempts: 5, clock: services.clock });
+    });
+  } catch (e) {
+    await removeFiles(storage, [pendingKey(id)]);
+    throw e;
+  }
+  return id;
+}
+
+/** The ordering key of an account's processing jobs. */
+export function mediaOrderingKey(accountId: string): string {
+  return `${MEDIA_PROCESS_JOB}:${accountId}`;
+}
+
+/**
+ * The job: processes a queued upload. An upload that turns out undecodable is marked `failed`
+ * (GET /api/v1/media/:id then answers 422), not retried; an attachment deleted meanwhile is
+ * forgotten, with any file written for it.
+ */
+export async function processQueuedMedia(services: Services, mediaId: string): Promise<void> {
+  const sql = services.db.sql;
+  const [row] = await sql.query<{ processing: string }>(`select processing from media_attachments where id = $1`, [mediaId]);
+  const storage = mediaStorage(services);
+  if (!row || row.processing === 'complete' || row.processing === 'failed') {
+    if (!row) await removeFiles(storage, [pendingKey(mediaId)]);
+    return;
+  }
+  await sql.query(`update media_attachments set processing = 'in_progress', updated_at = $2 where id = $1 and processing = 'queued'`, [mediaId, services.clock.now()]);
+  const data = await storage.read(pendingKey(mediaId));
+  let processed: ProcessedMedia | null = null;
+  if (data) {
+    try {
+      processed = await processImage(services, data);
+    } catch (e) {
+      if (!(e instanceof RoostError)) throw e;
+    }
+  }
+  if (!processed) {
+    await sql.query(`update media_attachments set processing = 'failed', updated_at = $2 where id = $1`, [mediaId, services.clock.now()]);
+    await removeFiles(storage, [pendingKey(mediaId)]);
+    services.log.child({ module: 'media' }).info({ mediaId }, 'upload could not be processed');
+    return;
+  }
+  const keys = await storeProcessed(storage, mediaId, processed);
+  const done = await sql.query(
+    `update media_attachments set processing = 'complete', type = $2, file_key = $3, small_key = $4, content_type = $5, file_size = $6,
+            meta = $7::jsonb, blurhash = $8, updated_at = $9
+      where id = $1 and processing <> 'complete' returning id`,
+    [mediaId, processed.type, keys.original, keys.small, processed.contentType, processed.original.length, JSON.stringify(processed.meta), processed.blurhash, services.clock.now()],
+  );
+  // Deleted (or done by another run) meanwhile: these files are nobody's.
+  if (done.length === 0) await removeFiles(storage, [keys.original, keys.small]);
+  await removeFiles(storage, [pendingKey(mediaId)]);
+}
+
+/** An unattached attachment of the account's, or 404; one whose processing failed is Mastodon's 422. */
+export async function usableMedia(services: Services, accountId: string, id: string): Promise<MediaAttachmentRow> {
+  const m = await findUnattachedMedia(services, accountId, id);
+  if (!m) throw notFound();
+  if (m.processing === 'failed') throw new RoostError(422, PROCESSING_ERROR);
+  return m;
+}
+
+/** PUT /api/v1/media/:id: description and focal point of an unattached attachment of the account's. */
+export async function updateMedia(services: Services, accountId: string, id: string, input: { description?: string; focus?: string }): Promise<void> {
+  await usableMedia(services, accountId, id);
+  const attrs = checkAttributes(services, input);
+  const sets: string[] = [];
+  const params: unknown[] = [id, accountId, services.clock.now()];
+  if (attrs.description !== undefined) {
+    params.push(attrs.description);
+    sets.push(`description = $${params.length}`);
+  }
+  if (attrs.focus !== undefined) {
+    params.push(attrs.focus?.x ?? null, attrs.focus?.y ?? null);
+    sets.push(`focus_x = $${params.length - 1}, focus_y = $${params.length}`);
+  }
+  if (sets.length === 0) return;
+  await services.db.sql.query(
+    `update media_attachments set ${sets.join(', ')}, updated_at = $3 where id = $1 and account_id = $2 and status_id is null`,
+    params,
+  );
+}
+
+/**
+ * DELETE /api/v1/media/:id (Mastodon 4.4): an attachment of the account's that no status uses
+ * goes, with its files; one a status uses is a 422.
+ */
+export async function deleteMedia(services: Services, accountId: string, id: string): Promise<void> {
+  const removed = await services.db.sql.transaction(async (sql) => {
+    const m = await findOwnMedia(sql, accountId, id, { forUpdate: true });
+    if (!m) throw notFound();
+    if (m.statusId !== null) throw new RoostError(422, 'Media attachment is currently used by a status');
+    await sql.query(`delete from media_attachments where id = $1`, [id]);
+    return m;
+  });
+  await removeFiles(mediaStorage(services), [removed.fileKey, removed.smallKey, pendingKey(removed.id)]);
+}
+
+/**
+ * The attachments a new status of `accountId` names, checked as Mastodon's PostStatusService
+ * does (messages as its): at most `max` ids; each the author's, not attached yet (else "Media …
+ * not found or already attached to another post"); and processed. Locks them; returns them in
+ * the order given (a repeated id counts once).
+ */
+export async function mediaForNewStatus(sql: Sql, accountId: string, ids: readonly string[], max: number): Promise<string[]> {
+  if (ids.length === 0) return [];
+  if (ids.length > max) throw new RoostError(422, `Cannot attach more than ${max} files`);
+  const wanted = [...new Set(ids.map((id) => id.trim()))];
+  const numeric = wanted.filter((id) => /^\d{1,19}$/.test(id) && BigInt(id) <= 9223372036854775807n);
+  const rows = await sql.query<{ id: string; processing: string; type: string }>(
+    `select id::text, processing, type from media_attachments where id = any($1::bigint[]) and account_id = $2 and status_id is null for update`,
+    [numeric, accountId],
+  );
+  const found = new Map(rows.map((r) => [r.id, r]));
+  const missing = wanted.filter((id) => !found.has(id));
+  if (missing.length) throw new RoostError(422, `Media ${missing.join(', ')} not found or already attached to another post`);
+  if (rows.length > 1 && rows.some((r) => r.type === 'video' || r.type === 'audio')) {
+    throw new RoostError(422, 'Cannot attach a video to a post that already contains images');
+  }
+  if (rows.some((r) => r.processing !== 'complete')) throw new RoostError(422, 'Cannot attach files that have not finished processing. Try again in a moment!');
+  return wanted;
+}
+
+/** Attaches checked attachments (mediaForNewStatus) to a status, in order, in the caller's transaction. */
+export async function attachMedia(sql: Sql, statusId: string, mediaIds: readonly string[], now: Date): Promise<void> {
+  if (mediaIds.length === 0) return;
+  await sql.query(
+    `update media_attachments m set status_id = $1, position = x.position, updated_at = $3
+       from unnest($2::bigint[]) with ordinality as x(id, position) where m.id = x.id`,
+    [statusId, mediaIds, now],
+  );
+}
+
+/**
+ * A deleted status lets go of its attachments, in the caller's transaction. As Mastodon: they
+ * stay, unattached, so "delete and redraft" can post them again (DELETE answered them in
+ * `media_attachments`); with `deleteMedia` (Mastodon's `delete_media`) the rows go, and the
+ * storage keys to remove after commit are returned.
+ */
+export async function releaseStatusMedia(sql: Sql, statusId: string, opts: { deleteMedia?: boolean; now: Date }): Promise<string[]> {
+  if (opts.deleteMedia) {
+    const rows = await sql.query<{ id: string; file_key: string | null; small_key: string | null }>(
+      `delete from media_attachments where status_id = $1 returning id::text, file_key, small_key`,
+      [statusId],
+    );
+    return rows.flatMap((r) => [r.file_key, r.small_key].filter((k): k is string => !!k));
+  }
+  await sql.query(`update media_attachments set status_id = null, position = null, updated_at = $2 where status_id = $1`, [statusId, opts.now]);
+  return [];
+}
+
+/** Removes stored files by key (after a commit that dropped their rows); failures are logged, not thrown. */
+export async function removeStoredFiles(services: Services, keys: readonly string[]): Promise<void> {
+  await removeFiles(mediaStorage(services), [...keys]);
+}
+
+// --- remote media ---------------------------------------------------------------------------
+
+/** One attachment of a remote Note, as federation reads it (ActivityPub Document/Image…). */
+export interface RemoteMediaItem {
+  url: string;
+  mediaType?: string | null;
+  /** The description (`name`). */
+  name?: string | null;
+  blurhash?: string | null;
+  width?: number | null;
+  height?: number | null;
+  /** Mastodon's `focalPoint` [x, y]. */
+  focalPoint?: readonly [number, number] | readonly number[] | null;
+}
+
+/** The type Mastodon gives a remote attachment from its media type. */
+function remoteType(mediaType: string | null | undefined): MediaType {
+  const t = (mediaType ?? '').toLowerCase();
+  if (t.startsWith('image/')) return 'image';
+  if (t.startsWith('video/')) return 'video';
+  if (t.startsWith('audio/')) return 'audio';
+  return 'unknown';
+}
+
+/**
+ * A blurhash from another server, kept only when well formed with at most `max` components per
+ * axis (the size flag's X = flag % 9 + 1 and Y = ⌊flag / 9⌋ + 1; Mastodon accepts 5×5 at most).
+ */
+export function acceptedRemoteBlurhash(hash: unknown, max: number): string | null {
+  return typeof hash === 'string' && isValidBlurhash(hash, max) ? hash : null;
+}
+
+/**
+ * Stores the attachments of a remote status (federation calls this in the transaction that
+ * stores the status). Nothing is fetched: the rows keep `remote_url` and are shown at it until
+ * Roost fetches media itself. Only http(s) URLs; at most config.limits.statuses.maxMediaAttachments,
+ * in the order given; descriptions cut to the description limit; sizes and the focal point kept
+ * when sane; the blurhash only within config.limits.mediaAttachments.maxRemoteBlurhashComponents.
+ * Returns the new attachments' ids in order.
+ */
+export async function persistRemoteMedia(
+  sql: Sql,
+  services: Services,
+  statusId: string,
+  accountId: string,
+  items: readonly RemoteMediaItem[],
+): Promise<string[]> {
+  const limits = services.config.limits;
+  const now = services.clock.now();
+  const rows: unknown[][] = [];
+  for (const item of items) {
+    if (rows.length >= limits.statuses.maxMediaAttachments) break;
+    let url: URL;
+    try {
+      url = new URL(item.url);
+    } catch {
+      continue;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') continue;
+    const w = Number(item.width);
+    const h = Number(item.height);
+    const sized = Number.isInteger(w) && Number.isInteger(h) && w > 0 && h > 0 && w <= 100_000 && h <= 100_000;
+    const fp = item.focalPoint;
+    const focus = Array.isArray(fp) && fp.length === 2 && fp.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= -1 && n <= 1) ? fp : null;
+    const description = typeof item.name === 'string' && item.name.trim() ? [...item.name].slice(0, limits.mediaAttachments.descriptionLimit).join('') : null;
+    rows.push([
+      services.ids.next(), rows.length + 1, remoteType(item.mediaType), url.href, description,
+      focus ? focus[0] : null, focus ? focus[1] : null,
+      sized ? JSON.stringify({ original: mediaSize(w, h) }) : null,
+      acceptedRemoteBlurhash(item.blurhash, limits.mediaAttachments.maxRemoteBlurhashComponents),
+    ]);
+  }
+  if (rows.length === 0) return [];
+  const col = (i: number) => rows.map((r) => r[i]);
+  await sql.query(
+    `insert into media_attachments (id, account_id, status_id, position, type, processing, remote_url, description, focus_x, focus_y, meta, blurhash, created_at, updated_at)
+     select x.id, $1, $2, x.position, x.type, 'complete', x.url, x.description, x.fx, x.fy, x.meta::jsonb, x.blurhash, $3, $3
+       from unnest($4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[], $9::real[], $10::real[], $11::text[], $12::text[])
+         as x(id, position, type, url, description, fx, fy, meta, blurhash)`,
+    [accountId, statusId, now, col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8)],
+  );
+  return rows.map((r) => r[0] as string);
+}

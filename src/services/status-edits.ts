@@ -1,0 +1,182 @@
+/**
+ * Editing a status, as Mastodon's UpdateStatusService (PUT /api/v1/statuses/:id):
+ *
+ * - only the author's own statuses (others' are a 404, as Mastodon scopes the lookup to the
+ *   author); a reblog cannot be edited (404 too: there is no post of the author's there to edit);
+ * - the PUT replaces text, content warning and sensitivity (absent = empty / false, a content
+ *   warning makes it sensitive), the language stays when none is given; the text is validated as on
+ *   create (blank, length with a URL as 23 characters, language code), then re-rendered;
+ * - mentions are extracted again: new ones are added; one no longer in the text becomes silent (the
+ *   account keeps its access and is not notified again, as Mastodon's ProcessMentionsService);
+ *   hashtags are replaced;
+ * - an edit that changes nothing writes nothing (Mastodon's NoChangesSubmittedError);
+ * - history: the first edit stores the original (at its creation time) before the new version, so
+ *   /history has every version; each row in `status_edits`;
+ * - a changed text drops the status's card and queues a new fetch (services/preview-cards.ts);
+ * - one outbox fact, `status.updated`, for federation (Update(Note)) and the `update` notification.
+ *
+ * Media and polls are not editable yet (media_ids and poll are refused like on create). Where they
+ * plug in: `editMediaAndPoll` (apply the change, say whether it was significant) and
+ * `mediaAndPollSnapshot` (what a version records: ordered media ids with their descriptions, poll
+ * options). All in one transaction: a refused edit leaves every row as it was.
+ */
+import type { Services } from '../context.ts';
+import type { Sql } from '../db/sql.ts';
+import { Validation, notFound } from '../lib/errors.ts';
+import { isId } from './reads/page.ts';
+import { recordEvent } from './actor-store.ts';
+import { schedulePreviewCard } from './preview-cards.ts';
+import { formatStatusText, validateStatusText } from './statuses.ts';
+
+export interface EditStatusInput {
+  status?: string;
+  spoilerText?: string;
+  sensitive?: boolean;
+  language?: string | null;
+  /** Present (even empty) when the client sent media_ids. */
+  mediaIds?: string[];
+  /** The poll param as sent (an object), when the client sent one. */
+  poll?: unknown;
+}
+
+interface CurrentStatus {
+  id: string;
+  text: string;
+  spoiler_text: string;
+  sensitive: boolean;
+  language: string | null;
+  visibility: string;
+  created_at: Date;
+}
+
+/** What one version records of media and poll (null: nothing recorded). */
+export interface MediaAndPollSnapshot {
+  orderedMediaAttachmentIds: string[] | null;
+  mediaDescriptions: string[] | null;
+  pollOptions: string[] | null;
+}
+
+/**
+ * The media and poll of the status as they are now, for a version. Until media and polls exist:
+ * nothing. (Integrator: read the status's ordered media ids and their descriptions, and its poll's
+ * options, in the same transaction.)
+ */
+export async function mediaAndPollSnapshot(_sql: Sql, _statusId: string): Promise<MediaAndPollSnapshot> {
+  return { orderedMediaAttachmentIds: null, mediaDescriptions: null, pollOptions: null };
+}
+
+/**
+ * Applies the media and poll parts of an edit in the edit's transaction and says whether they
+ * changed significantly (then the edit is stored even when the text did not change). Until media
+ * and polls exist: they are refused in validation, so nothing to do. (Integrator: attach/detach
+ * and reorder media_ids, update descriptions from media_attributes, replace the poll — resetting
+ * its votes when options or `multiple` change, as Mastodon — and validate both beforehand.)
+ */
+async function editMediaAndPoll(_sql: Sql, _status: CurrentStatus, _input: EditStatusInput): Promise<{ changed: boolean }> {
+  return { changed: false };
+}
+
+/** Stores one version of the status as it is now in `sql` (its row and its media and poll). */
+async function snapshot(services: Services, sql: Sql, statusId: string, accountId: string, at: Date): Promise<void> {
+  const extra = await mediaAndPollSnapshot(sql, statusId);
+  await sql.query(
+    `insert into status_edits (id, status_id, account_id, text, content, spoiler_text, sensitive,
+                               ordered_media_attachment_ids, media_descriptions, poll_options, created_at, updated_at)
+     select $1, s.id, $2, s.text, s.content, s.spoiler_text, s.sensitive, $4::bigint[], $5::text[], $6::text[], $7, $7
+       from statuses s where s.id = $3`,
+    [services.ids.next(), accountId, statusId, extra.orderedMediaAttachmentIds, extra.mediaDescriptions, extra.pollOptions, at],
+  );
+}
+
+/** Edits the author's status. Returns its id (unchanged input: the status as it was, nothing written). */
+export async function editStatus(services: Services, accountId: string, id: string, input: EditStatusInput): Promise<string> {
+  if (!isId(id)) throw notFound();
+  const own = async (sql: Sql, lock: boolean): Promise<CurrentStatus> => {
+    const [row] = await sql.query<CurrentStatus & { reblog_of_id: string | null }>(
+      `select id::text, text, spoiler_text, sensitive, language, visibility, created_at, reblog_of_id::text from statuses
+        where id = $1 and account_id = $2 and deleted_at is null${lock ? ' for update' : ''}`,
+      [id, accountId],
+    );
+    if (!row || row.reblog_of_id) throw notFound();
+    return { ...row, created_at: new Date(row.created_at) };
+  };
+  // Someone else's status (or none) is a 404 before anything about the input is said.
+  await own(services.db.sql, false);
+
+  const text = (input.status ?? '').replace(/\r\n?/g, '\n');
+  const spoilerText = (input.spoilerText ?? '').trim();
+  const language = input.language ? input.language.trim() : null;
+  const v = new Validation();
+  if (input.mediaIds && input.mediaIds.length > 0) v.add('media_ids', 'ERR_INVALID', 'are not supported yet');
+  if (input.poll !== undefined && input.poll !== null && input.poll !== '') v.add('poll', 'ERR_INVALID', 'is not supported yet');
+  validateStatusText(services, v, text, spoilerText, language);
+  v.throwIfInvalid();
+  const { content, targets, tags } = await formatStatusText(services, text);
+  const now = services.clock.now();
+
+  return services.db.sql.transaction(async (sql) => {
+    const current = await own(sql, true);
+    const sensitive = (input.sensitive ?? false) || spoilerText !== '';
+    const nextLanguage = language ?? current.language;
+    const media = await editMediaAndPoll(sql, current, input);
+    const textChanged = text !== current.text;
+    if (!textChanged && spoilerText === current.spoiler_text && sensitive === current.sensitive && nextLanguage === current.language && !media.changed) {
+      return id;
+    }
+    const [{ n }] = (await sql.query<{ n: number }>(`select count(*)::int as n from status_edits where status_id = $1`, [id])) as [{ n: number }];
+    // The original as the first version (Mastodon's create_previous_edit!).
+    if (n === 0) await snapshot(services, sql, id, accountId, current.created_at);
+    await sql.query(
+      `update statuses set text = $2, content = $3, spoiler_text = $4, sensitive = $5, language = $6, edited_at = $7, updated_at = $7 where id = $1`,
+      [id, text, content, spoilerText, sensitive, nextLanguage, now],
+    );
+
+    const mentioned = [...new Set([...targets.values()].map((t) => t.id))];
+    const added = await sql.query<{ account_id: string }>(
+      `insert into mentions (id, status_id, account_id, created_at)
+       select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id)
+       on conflict (status_id, account_id) do update set silent = false where mentions.silent
+       returning account_id::text`,
+      [id, now, mentioned.map(() => services.ids.next()), mentioned],
+    );
+    await sql.query(`update mentions set silent = true where status_id = $1 and not silent and not (account_id = any($2::bigint[]))`, [id, mentioned]);
+
+    const lowered = tags.map((t) => t.toLowerCase());
+    await sql.query(
+      `delete from statuses_tags st using tags t where st.status_id = $1 and t.id = st.tag_id and not (lower(t.name) = any($2::text[]))`,
+      [id, lowered],
+    );
+    if (tags.length) {
+      await sql.query(
+        `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
+         on conflict (lower(name)) do nothing`,
+        [now, tags.map(() => services.ids.next()), tags],
+      );
+      await sql.query(
+        `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
+        [id, lowered],
+      );
+    }
+
+    await snapshot(services, sql, id, accountId, now);
+    if (textChanged) {
+      await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
+      await schedulePreviewCard(services, sql, id, text);
+    }
+    await recordEvent(services, sql, {
+      actorKind: 'status',
+      actorId: id,
+      origin: 'client',
+      event: {
+        type: 'status.updated',
+        statusId: id,
+        accountId,
+        visibility: current.visibility,
+        editedAt: now.toISOString(),
+        // Accounts mentioned by this version and not before (or only silently): new recipients.
+        addedMentionAccountIds: added.map((r) => r.account_id),
+      },
+    });
+    return id;
+  });
+}

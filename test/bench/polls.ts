@@ -1,0 +1,178 @@
+/**
+ * `npm run bench -- polls`: 10,000 votes on one poll, by as many local accounts, over 60 simulated
+ * seconds, on PostgreSQL, next to a plain insert of the same row into a table of the same shape,
+ * in the same run on the same database (one measured after the other, vote by vote).
+ *
+ *   vote      votePoll (services/polls.ts): one transaction that inserts the vote row, locks the
+ *             poll's row, restores its snapshot, steps the poll actor, writes row and snapshot with
+ *             the version check, writes the outbox events (and the Update timer when one is due)
+ *   baseline  `insert into bench_votes …` (same columns, same unique key), one statement; and the
+ *             same insert in a transaction of its own (begin, insert, commit), as a second reference
+ *
+ * Prints both latencies (p50, p99, mean) and the ratio of the p99s (goal: vote ≤ 1.5× insert), and
+ * the poll's `poll.updated` facts and Update timers over the 60 s, the throttle's output: with the
+ * timers run as the clock passes their time, at most one Update per 3 minutes (the first goes at
+ * once; the next is due 3 minutes later, after the 60 s), then the one after advancing 3 minutes.
+ *
+ * Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a
+ * scratch database is created beside it and dropped at the end), BENCH_VOTES (default 10000).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../config/index.ts';
+import { openRoostServices } from '../../src/main.ts';
+import { createManualClock } from '../../src/lib/clock.ts';
+import { createPoll, votePoll } from '../../src/services/polls.ts';
+import { handleTimer } from '../../src/services/timers.ts';
+import type { TimerEvent } from '../../src/effects/events.ts';
+import { sqlFromEm } from '../../src/db/sql.ts';
+import { fmtInt, fmtMs, fmtRatio, table } from './lib/report.ts';
+
+const SIMULATED_MS = 60_000;
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return { p50: at(0.5), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
+}
+
+export async function main(): Promise<number> {
+  const votes = Number(process.env.BENCH_VOTES ?? 10_000);
+  const base = process.env.ROOST_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `roost_bench_polls_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-polls-'));
+  const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
+  const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', databaseUrl: url.toString() } });
+  const roost = await openRoostServices(config, { logLevel: 'silent', clock });
+  const { services } = roost;
+  const sql = services.db.sql;
+  try {
+    // The author, the voters (local accounts), the status and its poll (a day long).
+    const first = BigInt(services.ids.next());
+    const accountId = (n: number) => String(first + BigInt(n));
+    await sql.query(
+      `insert into accounts (id, username, domain, uri, display_name, note, created_at, updated_at)
+       select $1::bigint + g, 'bench' || g, null, 'https://bench.example/users/bench' || g, '', '', now(), now()
+         from generate_series(0, $2::int) g`,
+      [first.toString(), votes],
+    );
+    const statusId = services.ids.next();
+    const pollId = await sql.transaction(async (tx) => {
+      await tx.query(
+        `insert into statuses (id, account_id, uri, text, content, visibility, local, created_at, updated_at)
+         values ($1, $2, 'https://bench.example/statuses/1', 'Which?', '<p>Which?</p>', 'public', true, $3, $3)`,
+        [statusId, accountId(0), clock.now()],
+      );
+      return createPoll(services, tx, {
+        statusId, accountId: accountId(0), local: true, options: ['a', 'b', 'c', 'd'], multiple: false, hideTotals: false,
+        expiresAt: new Date(clock.now().getTime() + 86_400_000),
+      }, 'client');
+    });
+    await sql.query(`create table bench_votes (
+      id bigint primary key, poll_id bigint not null, voter text not null, account_id bigint, choices integer[] not null,
+      created_at timestamptz not null, updated_at timestamptz not null, unique (poll_id, voter))`);
+
+    // The timers due on the simulated clock, run as the job worker would (only this poll's).
+    let timersRun = 0;
+    const runDueTimers = async () => {
+      const due = await sql.query<{ id: string; payload: TimerEvent }>(
+        `delete from jobs where kind = 'timer' and state = 'pending' and run_at <= $1 returning id::text, payload`,
+        [clock.now()],
+      );
+      for (const job of due) {
+        await handleTimer(services, typeof job.payload === 'string' ? JSON.parse(job.payload) : job.payload);
+        timersRun++;
+      }
+    };
+
+    // Warm-up (connections, plans) on another poll-less table row range: 200 inserts.
+    for (let i = 0; i < 200; i++) {
+      await sql.query(`insert into bench_votes (id, poll_id, voter, account_id, choices, created_at, updated_at) values ($1, 0, $2, $3, $4::integer[], $5, $5)`, [
+        services.ids.next(), `w${i}`, accountId(1), [0], clock.now(),
+      ]);
+    }
+
+    const voteMs: number[] = [];
+    const insertMs: number[] = [];
+    const txInsertMs: number[] = [];
+    const step = SIMULATED_MS / votes;
+    for (let i = 1; i <= votes; i++) {
+      const choice = [i % 4];
+      let t = performance.now();
+      await votePoll(services, accountId(i), pollId, choice);
+      voteMs.push(performance.now() - t);
+      t = performance.now();
+      await sql.query(
+        `insert into bench_votes (id, poll_id, voter, account_id, choices, created_at, updated_at) values ($1, $2, $3, $3::text::bigint, $4::integer[], $5, $5)`,
+        [services.ids.next(), pollId, accountId(i), choice, clock.now()],
+      );
+      insertMs.push(performance.now() - t);
+      t = performance.now();
+      await services.db.em().transactional(async (em) => {
+        await sqlFromEm(em).query(
+          `insert into bench_votes (id, poll_id, voter, account_id, choices, created_at, updated_at) values ($1, $2, $3, $3::text::bigint, $4::integer[], $5, $5)`,
+          [services.ids.next(), statusId, accountId(i), choice, clock.now()],
+        );
+      });
+      txInsertMs.push(performance.now() - t);
+      clock.advance(step);
+      if (i % 100 === 0) await runDueTimers();
+    }
+    await runDueTimers();
+    const facts = async () =>
+      (await sql.query<{ type: string; n: number }>(
+        `select type, count(*)::int as n from outbox_events where actor_kind = 'poll' and actor_id = $1 group by type order by type`,
+        [pollId],
+      )).reduce<Record<string, number>>((m, r) => ({ ...m, [r.type]: r.n }), {});
+    const in60 = await facts();
+    const timersIn60 = timersRun;
+    clock.advance(3 * 60_000);
+    await runDueTimers();
+    const after = await facts();
+    const [row] = await sql.query<{ votes_count: number; voters_count: number; len: number }>(
+      `select votes_count, voters_count, length(machine::text) as len from polls where id = $1`,
+      [pollId],
+    );
+
+    const v = stats(voteMs);
+    const b = stats(insertMs);
+    const bt = stats(txInsertMs);
+    console.log(`${fmtInt(votes)} votes on one poll over ${SIMULATED_MS / 1000} simulated seconds, PostgreSQL (${name}), one client\n`);
+    console.log(
+      table(
+        ['what', 'p50', 'p99', 'mean'],
+        [
+          ['plain insert of the vote row (baseline)', fmtMs(b.p50), fmtMs(b.p99), fmtMs(b.mean)],
+          ['the same insert in a transaction (begin, insert, commit)', fmtMs(bt.p50), fmtMs(bt.p99), fmtMs(bt.mean)],
+          ['votePoll (row + poll actor step + outbox)', fmtMs(v.p50), fmtMs(v.p99), fmtMs(v.mean)],
+        ],
+      ),
+    );
+    const ratio = v.p99 / b.p99;
+    console.log(`\nvote p99 / insert p99: ${fmtRatio(ratio)} (goal <= 1.50x: ${ratio <= 1.5 ? 'met' : 'MISSED'}); p50: ${fmtRatio(v.p50 / b.p50)}`);
+    console.log(`vote p99 / insert-in-a-transaction p99: ${fmtRatio(v.p99 / bt.p99)}; p50: ${fmtRatio(v.p50 / bt.p50)}`);
+    console.log(
+      `poll after the votes: votes_count ${row!.votes_count}, voters_count ${row!.voters_count}, snapshot ${row!.len} bytes (the same at vote 1 and vote ${votes})`,
+    );
+    console.log(
+      `over the ${SIMULATED_MS / 1000} s: poll.voted ${in60['poll.voted'] ?? 0}, poll.update_scheduled ${in60['poll.update_scheduled'] ?? 0}, ` +
+        `poll.updated ${in60['poll.updated'] ?? 0}, timers run ${timersIn60} ` +
+        `(goal: at most one Update per 3 minutes: ${(in60['poll.updated'] ?? 0) <= 1 ? 'met' : 'MISSED'})`,
+    );
+    console.log(`3 minutes later: poll.updated ${after['poll.updated'] ?? 0} (the throttled one, carrying all ${row!.votes_count} votes)`);
+    return 0;
+  } finally {
+    await roost.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Polls through the real server, on an instance whose clock the test drives: created with their
+ * status, read (GET /api/v1/polls/:id and in the status), voted on, refused as Mastodon refuses
+ * (double vote, own poll, bad choice, ended poll, bad options), closed by their timer with
+ * `poll.closed` once, deleted with their status, and the 3-minute Update throttle proved on the
+ * outbox rows.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { createTestUser, apiRequest, type TestUser } from '../helpers/auth.ts';
+import { createManualClock } from '../../src/lib/clock.ts';
+
+const T0 = new Date('2026-03-01T12:00:00.000Z');
+const clock = createManualClock(T0);
+const SEC = 1000;
+const MIN = 60 * SEC;
+let roost: TestRoost;
+let author: TestUser;
+let voter: TestUser;
+let other: TestUser;
+
+beforeAll(async () => {
+  roost = await startTestRoost({}, { clock });
+  author = await createTestUser(roost, 'pollster');
+  voter = await createTestUser(roost, 'voter');
+  other = await createTestUser(roost, 'other');
+});
+afterAll(async () => roost?.close());
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+async function post(poll: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return author.api('/api/v1/statuses', { method: 'POST', body: { status: 'Which one?', poll, ...extra } });
+}
+
+async function outbox(pollId: string) {
+  return roost.services.db.sql.query<{ type: string; actor_version: number; origin: string; payload: Record<string, unknown> }>(
+    `select type, actor_version, origin, payload from outbox_events where actor_kind = 'poll' and actor_id = $1 order by id`,
+    [pollId],
+  );
+}
+
+/** No job due now is left (timers due later stay: a poll's close). */
+async function drained(): Promise<void> {
+  await eventually(
+    async () => (await roost.services.db.sql.query(`select 1 from jobs where state <> 'dead' and run_at <= $1 limit 1`, [clock.now()])).length === 0,
+    20_000,
+    'the due jobs to run',
+  );
+}
+
+const count = async (table: string) => (await roost.services.db.sql.query<{ n: number }>(`select count(*)::int as n from ${table}`))[0]!.n;
+
+describe('creating a poll with its status', () => {
+  it('renders the Poll entity in the status and at /api/v1/polls/:id, and schedules its close', async () => {
+    const now = clock.now().getTime();
+    const res = await post({ options: ['tea', 'coffee', ' '], expires_in: 3600, multiple: 'true' });
+    expect(res.status).toBe(200);
+    const poll = res.body.poll;
+    expect(poll).toEqual({
+      id: poll.id,
+      expires_at: iso(now + 3600 * SEC),
+      expired: false,
+      multiple: true,
+      votes_count: 0,
+      voters_count: 0,
+      options: [{ title: 'tea', votes_count: 0 }, { title: 'coffee', votes_count: 0 }],
+      emojis: [],
+      // The author counts as having voted (Mastodon's Poll#voted?).
+      voted: true,
+      own_votes: [],
+    });
+    expect(typeof poll.id).toBe('string');
+    const anonymous = await apiRequest(roost, `/api/v1/polls/${poll.id}`);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body).toEqual({
+      id: poll.id, expires_at: poll.expires_at, expired: false, multiple: true, votes_count: 0, voters_count: 0,
+      options: [{ title: 'tea', votes_count: 0 }, { title: 'coffee', votes_count: 0 }], emojis: [],
+    });
+    expect((await voter.api(`/api/v1/statuses/${res.body.id}`)).body.poll).toEqual({ ...poll, voted: false, own_votes: [] });
+    expect(await outbox(poll.id)).toEqual([
+      { type: 'poll.close_scheduled', actor_version: 0, origin: 'client', payload: { type: 'poll.close_scheduled', pollId: poll.id, runAt: iso(now + 3600 * SEC) } },
+    ]);
+    const timers = await roost.services.db.sql.query<{ run_at: Date; dedupe_key: string }>(`select run_at, dedupe_key from jobs where kind = 'timer' and dedupe_key = $1`, [`poll.close:${poll.id}`]);
+    expect(timers.map((t) => [new Date(t.run_at).toISOString(), t.dedupe_key])).toEqual([[iso(now + 3600 * SEC), `poll.close:${poll.id}`]]);
+    // A status without a poll says so.
+    expect((await author.api('/api/v1/statuses', { method: 'POST', body: { status: 'no poll' } })).body.poll).toBeNull();
+  });
+
+  it('refuses bad polls with Mastodon\'s 422 and writes nothing', async () => {
+    const statuses = await count('statuses');
+    const polls = await count('polls');
+    const cases: [Record<string, unknown>, Record<string, unknown>, string][] = [
+      [{ options: ['a', 'b', 'c', 'd', 'e'], expires_in: 3600 }, {}, "Validation failed: Poll options can't contain more than 4 items"],
+      [{ options: ['same', 'same'], expires_in: 3600 }, {}, 'Validation failed: Poll options contain duplicate items'],
+      [{ options: ['only'], expires_in: 3600 }, {}, 'Validation failed: Poll options must have more than one item'],
+      [{ options: ['a', 'x'.repeat(51)], expires_in: 3600 }, {}, 'Validation failed: Poll options cannot be longer than 50 characters each'],
+      [{ options: ['a', 'b'], expires_in: 299 }, {}, 'Validation failed: Poll expires at is too soon'],
+      [{ options: ['a', 'b'], expires_in: 2_629_747 }, {}, 'Validation failed: Poll expires at is too far into the future'],
+      [{ options: ['a', 'b'] }, {}, 'Validation failed: Poll expires at is too far into the future'],
+      [{ options: ['a', 'b'], expires_in: 3600 }, { media_ids: ['1'] }, 'Cannot attach more than 4 files'],
+    ];
+    for (const [poll, extra, error] of cases) {
+      const res = await post(poll, extra);
+      expect([res.status, res.body.error]).toEqual([422, error]);
+    }
+    expect([await count('statuses'), await count('polls')]).toEqual([statuses, polls]);
+  });
+});
+
+describe('voting', () => {
+  it('counts a vote, shows own_votes, and refuses a second vote, the author, bad choices', async () => {
+    const poll = (await post({ options: ['yes', 'no', 'maybe'], expires_in: 600 })).body.poll;
+    const res = await voter.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body: { choices: ['1'] } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      ...poll, votes_count: 1, voters_count: 1, voted: true, own_votes: [1],
+      options: [{ title: 'yes', votes_count: 0 }, { title: 'no', votes_count: 1 }, { title: 'maybe', votes_count: 0 }],
+    });
+    const refused: [TestUser, unknown, number, string][] = [
+      [voter, { choices: ['0'] }, 422, 'Validation failed: You have already voted on this poll'],
+      [author, { choices: ['0'] }, 422, 'Validation failed: You cannot vote in your own polls'],
+      [other, { choices: ['3'] }, 422, 'Validation failed: The chosen vote option does not exist'],
+      [other, { choices: ['-1'] }, 422, 'Validation failed: The chosen vote option does not exist'],
+      [other, { choices: ['zero'] }, 422, 'Validation failed: The chosen vote option does not exist'],
+      [other, { choices: ['0', '1'] }, 422, 'Validation failed: You have already voted on this poll'],
+      [other, {}, 400, 'param is missing or the value is empty: choices'],
+    ];
+    for (const [who, body, status, error] of refused) {
+      const r = await who.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body });
+      expect([r.status, r.body.error]).toEqual([status, error]);
+    }
+    // Nothing half-written: one vote row, one vote counted.
+    const rows = await roost.services.db.sql.query<{ voter: string; choices: number[] }>(`select voter, choices from poll_votes where poll_id = $1`, [poll.id]);
+    expect(rows).toEqual([{ voter: voter.account.id, choices: [1] }]);
+    expect((await other.api(`/api/v1/polls/${poll.id}`)).body).toMatchObject({ votes_count: 1, voted: false, own_votes: [] });
+    expect((await other.api('/api/v1/polls/99999/votes', { method: 'POST', body: { choices: ['0'] } })).status).toBe(404);
+  });
+
+  it('hides totals from others until the end, not from the author', async () => {
+    const poll = (await post({ options: ['a', 'b'], expires_in: 600, hide_totals: true })).body.poll;
+    expect((await voter.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body: { choices: ['0'] } })).body.options).toEqual([
+      { title: 'a', votes_count: null },
+      { title: 'b', votes_count: null },
+    ]);
+    expect((await author.api(`/api/v1/polls/${poll.id}`)).body.options).toEqual([{ title: 'a', votes_count: 1 }, { title: 'b', votes_count: 0 }]);
+    expect((await apiRequest(roost, `/api/v1/polls/${poll.id}`)).body).toMatchObject({ votes_count: 1, options: [{ votes_count: null }, { votes_count: null }] });
+  });
+
+  it('a poll is seen by whoever sees its status: 404 otherwise', async () => {
+    const res = await post({ options: ['a', 'b'], expires_in: 600 }, { visibility: 'private' });
+    expect(res.body.visibility).toBe('private');
+    expect((await apiRequest(roost, `/api/v1/polls/${res.body.poll.id}`)).status).toBe(404);
+    expect((await other.api(`/api/v1/polls/${res.body.poll.id}`)).status).toBe(404);
+    expect((await other.api(`/api/v1/polls/${res.body.poll.id}/votes`, { method: 'POST', body: { choices: ['0'] } })).status).toBe(404);
+    expect((await author.api(`/api/v1/polls/${res.body.poll.id}`)).status).toBe(200);
+  });
+});
+
+describe('the end of a poll and the 3-minute Update throttle (outbox rows, controllable clock)', () => {
+  it('many votes within 3 minutes yield one poll.updated, a vote after the window the next, the close a final one and poll.closed once', async () => {
+    await drained();
+    const start = clock.now().getTime();
+    const created = await post({ options: ['up', 'down'], expires_in: 900 });
+    const pollId: string = created.body.poll.id;
+    const voters: TestUser[] = [];
+    for (let i = 0; i < 8; i++) voters.push(await createTestUser(roost, `throttle${i}`));
+    const vote = async (who: TestUser, choice: number) => {
+      const r = await who.api(`/api/v1/polls/${pollId}/votes`, { method: 'POST', body: { choices: [String(choice)] } });
+      expect(r.status).toBe(200);
+    };
+    const updates = async () => (await outbox(pollId)).filter((e) => e.type === 'poll.updated').length;
+
+    // t = 0: nothing sent yet: the Update may go at once (its timer is due now).
+    await vote(voters[0]!, 0);
+    await eventually(async () => (await updates()) === 1, 10_000, 'the first Update');
+    // Five more votes within the next minute: one Update scheduled, for 3 minutes after the first.
+    for (let i = 1; i <= 5; i++) {
+      clock.advance(10 * SEC);
+      await vote(voters[i]!, i % 2);
+    }
+    await drained();
+    expect(await updates()).toBe(1);
+    clock.advance(3 * MIN - 50 * SEC - 1); // just before 3 min after the first Update
+    await drained();
+    expect(await updates()).toBe(1);
+    clock.advance(1);
+    await eventually(async () => (await updates()) === 2, 10_000, 'the throttled Update');
+
+    // A vote after the window (4 min): the next Update waits until 6 min.
+    clock.advance(MIN);
+    await vote(voters[6]!, 1);
+    clock.advance(2 * MIN);
+    await eventually(async () => (await updates()) === 3, 10_000, 'the next Update');
+
+    // An ended poll refuses votes before its timer ran; the timer closes it with the final Update.
+    clock.set(new Date(start + 900 * SEC));
+    const late = await voters[7]!.api(`/api/v1/polls/${pollId}/votes`, { method: 'POST', body: { choices: ['0'] } });
+    expect([late.status, late.body.error]).toEqual([422, 'Validation failed: The poll has already ended']);
+    await eventually(async () => (await outbox(pollId)).some((e) => e.type === 'poll.closed'), 10_000, 'the close');
+    await drained();
+
+    const events = await outbox(pollId);
+    expect(events.map((e) => [e.type, e.actor_version, e.origin])).toEqual([
+      ['poll.close_scheduled', 0, 'client'],
+      ['poll.voted', 1, 'client'],
+      ['poll.update_scheduled', 1, 'client'],
+      ['poll.updated', 2, 'timer'],
+      ['poll.voted', 3, 'client'],
+      ['poll.update_scheduled', 3, 'client'],
+      ['poll.voted', 4, 'client'],
+      ['poll.voted', 5, 'client'],
+      ['poll.voted', 6, 'client'],
+      ['poll.voted', 7, 'client'],
+      ['poll.updated', 8, 'timer'],
+      ['poll.voted', 9, 'client'],
+      ['poll.update_scheduled', 9, 'client'],
+      ['poll.updated', 10, 'timer'],
+      ['poll.updated', 11, 'timer'],
+      ['poll.closed', 11, 'timer'],
+    ]);
+    const scheduled = events.filter((e) => e.type === 'poll.update_scheduled').map((e) => e.payload.runAt);
+    expect(scheduled).toEqual([iso(start), iso(start + 3 * MIN), iso(start + 6 * MIN)]);
+    const closed = events.find((e) => e.type === 'poll.closed')!.payload;
+    expect(closed).toEqual({
+      type: 'poll.closed', pollId, authorId: author.account.id,
+      voterIds: voters.slice(0, 7).map((v) => v.account.id).sort(),
+    });
+    const final = (await voters[0]!.api(`/api/v1/polls/${pollId}`)).body;
+    expect(final).toMatchObject({ expired: true, votes_count: 7, voters_count: 7, voted: true, own_votes: [0], options: [{ votes_count: 3 }, { votes_count: 4 }] });
+    const [row] = await roost.services.db.sql.query<{ state: string; closed_at: Date; cached_tallies: number[]; votes_count: number }>(
+      `select state, closed_at, cached_tallies, votes_count from polls where id = $1`,
+      [pollId],
+    );
+    expect([row!.state, new Date(row!.closed_at).toISOString(), row!.cached_tallies, row!.votes_count]).toEqual(['closed', iso(start + 900 * SEC), [3, 4], 7]);
+  }, 60_000);
+});
+
+describe('deleting the status', () => {
+  it('deletes its poll and drops its timers', async () => {
+    const res = await post({ options: ['keep', 'drop'], expires_in: 600 });
+    const pollId = res.body.poll.id;
+    const del = await author.api(`/api/v1/statuses/${res.body.id}`, { method: 'DELETE' });
+    expect(del.status).toBe(200);
+    expect(del.body.poll.id).toBe(pollId);
+    expect((await outbox(pollId)).map((e) => [e.type, e.actor_version])).toEqual([
+      ['poll.close_scheduled', 0],
+      ['poll.deleted', 1],
+    ]);
+    expect((await roost.services.db.sql.query(`select 1 from jobs where dedupe_key = $1`, [`poll.close:${pollId}`])).length).toBe(0);
+    expect((await apiRequest(roost, `/api/v1/polls/${pollId}`)).status).toBe(404);
+    const [row] = await roost.services.db.sql.query<{ state: string }>(`select state from polls where id = $1`, [pollId]);
+    expect(row!.state).toBe('deleted');
+  });
+});
