@@ -48,27 +48,39 @@ export interface OutboxWrite {
  */
 export async function writeOutbox(sql: Sql, w: OutboxWrite): Promise<void> {
   if (w.events.length === 0) return;
+  const o = outboxCtes(w, 1, 'true');
+  await sql.query(`with ${o.ctes} select (select count(*) from jobs_in) as n, ${o.notify}`, o.params);
+}
+
+/**
+ * The outbox write as CTEs (`outbox_input`, `ev`, `jobs_in`) for a statement of the caller's, its
+ * parameters numbered from `$first`, the inserts made only when `when` (an SQL condition over the
+ * caller's earlier CTEs) holds; `notify` is the select-list item that wakes the job workers. Used
+ * alone by writeOutbox and inside the actor store's one-statement step.
+ */
+export function outboxCtes(w: OutboxWrite, first: number, when: string): { ctes: string; params: unknown[]; notify: string } {
+  const $ = (n: number) => `$${first + n - 1}`;
   // Payloads travel as one json array and are taken by element (never ->> on the payload:
   // PostgreSQL would de-escape it and fail on "\u0000", see jobs/queue.ts enqueueMany).
   const payloads = `[${w.events.map((e) => JSON.stringify(e)).join(',')}]`;
-  await sql.query(
-    `with input as (
-       select e.payload, e.n::int - 1 as seq from json_array_elements($1::json) with ordinality as e(payload, n)
+  return {
+    ctes: `outbox_input as (
+       select e.payload, e.n::int - 1 as seq from json_array_elements(${$(1)}::json) with ordinality as e(payload, n) where ${when}
      ), ev as (
        insert into outbox_events (actor_kind, actor_id, actor_version, seq, origin, type, payload, created_at)
-       select $2, $3::bigint, $4::int, seq, $5, payload->>'type', payload, $6::timestamptz from input order by seq
+       select ${$(2)}, ${$(3)}::bigint, ${$(4)}::int, seq, ${$(5)}, payload->>'type', payload, ${$(6)}::timestamptz from outbox_input order by seq
        returning id, seq, payload
      ), jobs_in as (
        insert into jobs (queue, kind, payload, run_at, max_attempts, dedupe_key, created_at, updated_at)
-       select $7, '${EVENT_JOB}',
-              json_build_object('id', id::text, 'actorKind', $2::text, 'actorId', $3::text, 'actorVersion', $4::int,
-                                'origin', $5::text, 'event', payload),
-              $6::timestamptz, $8, $9, $6::timestamptz, $6::timestamptz
+       select ${$(7)}, '${EVENT_JOB}',
+              json_build_object('id', id::text, 'actorKind', ${$(2)}::text, 'actorId', ${$(3)}::text, 'actorVersion', ${$(4)}::int,
+                                'origin', ${$(5)}::text, 'event', payload),
+              ${$(6)}::timestamptz, ${$(8)}, ${$(9)}, ${$(6)}::timestamptz, ${$(6)}::timestamptz
          from ev order by seq
        on conflict (queue, dedupe_key) where state = 'pending' and dedupe_key is not null do nothing
        returning id
-     )
-     select (select count(*) from jobs_in) as n, pg_notify('${JOBS_NOTIFY_CHANNEL}', $7)`,
-    [payloads, w.actorKind, w.actorId, w.actorVersion, w.origin, w.now.toISOString(), DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, w.dedupeKey ?? null],
-  );
+     )`,
+    params: [payloads, w.actorKind, w.actorId, w.actorVersion, w.origin, w.now.toISOString(), DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, w.dedupeKey ?? null],
+    notify: `pg_notify('${JOBS_NOTIFY_CHANNEL}', ${$(7)})`,
+  };
 }

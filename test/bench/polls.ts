@@ -3,9 +3,11 @@
  * seconds, on PostgreSQL, next to a plain insert of the same row into a table of the same shape,
  * in the same run on the same database (one measured after the other, vote by vote).
  *
- *   vote      votePoll (services/polls.ts): one transaction that inserts the vote row, locks the
- *             poll's row, restores its snapshot, steps the poll actor, writes row and snapshot with
- *             the version check, writes the outbox events (and the Update timer when one is due)
+ *   vote      votePoll (services/polls.ts): reads the poll's row and whether the voter voted,
+ *             restores the snapshot, steps the poll actor, then writes the vote row, the poll's row
+ *             and snapshot (version check) and the outbox events in one statement; a vote that
+ *             asks for a timer (the Update due) or loses three races takes the transaction with
+ *             the row lock instead
  *   baseline  `insert into bench_votes …` (same columns, same unique key), one statement; and the
  *             same insert in a transaction of its own (begin, insert, commit), as a second reference
  *

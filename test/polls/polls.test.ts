@@ -157,6 +157,34 @@ describe('voting', () => {
   });
 });
 
+describe('votes at once (the one-statement fast path and its fallback to the lock)', () => {
+  it('counts twelve voters voting together exactly once each, and one voter sending five votes together once', async () => {
+    const poll = (await post({ options: ['a', 'b', 'c'], expires_in: 600 })).body.poll;
+    const crowd = await Promise.all(Array.from({ length: 12 }, (_, i) => createTestUser(roost, `crowd${i}`)));
+    const votes = await Promise.all(
+      crowd.map((u, i) => u.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body: { choices: [String(i % 3)] } })),
+    );
+    expect(votes.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const insistent = crowd[0]!;
+    const again = await Promise.all(
+      Array.from({ length: 5 }, () => insistent.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body: { choices: ['2'] } })),
+    );
+    expect(again.map((r) => [r.status, r.body.error])).toEqual(Array(5).fill([422, 'Validation failed: You have already voted on this poll']));
+    expect((await author.api(`/api/v1/polls/${poll.id}`)).body).toMatchObject({
+      votes_count: 12,
+      voters_count: 12,
+      options: [{ title: 'a', votes_count: 4 }, { title: 'b', votes_count: 4 }, { title: 'c', votes_count: 4 }],
+    });
+    const rows = await roost.services.db.sql.query<{ voter: string; choices: number[] }>(`select voter, choices from poll_votes where poll_id = $1 order by voter`, [poll.id]);
+    expect(rows).toEqual(crowd.map((u, i) => ({ voter: u.account.id, choices: [i % 3] })).sort((x, y) => (x.voter < y.voter ? -1 : 1)));
+    // Every accepted vote is one step of its own: twelve poll.voted facts at twelve different
+    // versions (the throttled Update's timer may step in between), none written twice.
+    const voted = (await outbox(poll.id)).filter((e) => e.type === 'poll.voted');
+    expect(voted).toHaveLength(12);
+    expect(new Set(voted.map((e) => e.actor_version)).size).toBe(12);
+  });
+});
+
 describe('the end of a poll and the 3-minute Update throttle (outbox rows, controllable clock)', () => {
   it('many votes within 3 minutes yield one poll.updated, a vote after the window the next, the close a final one and poll.closed once', async () => {
     await drained();
