@@ -155,8 +155,8 @@ export async function processImage(services: Services, data: Uint8Array): Promis
   }
 }
 
-/** Description and focal point, checked as Mastodon words its errors. */
-function checkAttributes(services: Services, input: { description?: string; focus?: string }): { description?: string | null; focus?: { x: number; y: number } | null } {
+/** Description and focal point, checked as Mastodon words its errors (also for an edit's media_attributes). */
+export function checkAttributes(services: Services, input: { description?: string; focus?: string }): { description?: string | null; focus?: { x: number; y: number } | null } {
   const limit = services.config.limits.mediaAttachments.descriptionLimit;
   const v = new Validation();
   const out: { description?: string | null; focus?: { x: number; y: number } | null } = {};
