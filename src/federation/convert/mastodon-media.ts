@@ -4,10 +4,14 @@
  *
  * - MediaDocument: a Document that adds both to its expanded form, so they are in every document
  *   built from it (and covered by the object integrity proof, which is made from the same JSON).
- * - MediaNote, MediaCreate, MediaUpdate: compacted with Fedify's default context plus the two
+ * - MediaNote, MediaCreate, MediaUpdate: compacted (also when served by the object dispatcher,
+ *   which asks for no format) with Fedify's default context plus the two
  *   term definitions (as Mastodon's own context has them), so peers that read plain JSON
  *   (Mastodon does) find `blurhash` and `focalPoint`, not `toot:blurhash`. Without a media
- *   extension in the document nothing changes (the default context alone).
+ *   extension in the document nothing changes (the default context alone). Roost's delivery
+ *   (federation/delivery.ts) sends the JSON made here as it is; Fedify's own queued sendActivity
+ *   would parse and re-serialize it with its vocabulary, dropping both (Roost does not use it for
+ *   statuses).
  */
 import { Create, Document, Note, Update } from '@fedify/vocab';
 
@@ -40,14 +44,22 @@ export class MediaDocument extends Document {
   }
 }
 
-/** Compacts `self` with its default context plus MEDIA_TERMS when the document uses them. */
+/**
+ * Compacts with the default context plus MEDIA_TERMS when the document uses them. `options` may be
+ * a Fedify Context (the object dispatcher passes one, without a format: compact JSON then), so
+ * only the loaders are taken from it.
+ */
 async function compactWithMediaTerms(options: ToJsonLdOptions, toJsonLd: (o: ToJsonLdOptions) => Promise<unknown>): Promise<unknown> {
   const first = await toJsonLd(options);
-  if (options.format !== 'compact' || options.context || !first || typeof first !== 'object') return first;
+  if ((options.format !== 'compact' && options.format != null) || options.context || !first || typeof first !== 'object') return first;
   const text = JSON.stringify(first);
   if (!text.includes('"toot:blurhash"') && !text.includes('"toot:focalPoint"')) return first;
   const context = (first as Record<string, unknown>)['@context'];
-  return toJsonLd({ ...options, context: [...(Array.isArray(context) ? context : [context]), MEDIA_TERMS] as never });
+  return toJsonLd({
+    format: 'compact',
+    contextLoader: options.contextLoader,
+    context: [...(Array.isArray(context) ? context : [context]), MEDIA_TERMS] as never,
+  });
 }
 
 export class MediaNote extends Note {
