@@ -4,8 +4,11 @@
  * focal point, sizes — as Documents carrying Mastodon's `blurhash` and `focalPoint`; a hostile
  * blurhash of 9×9 components is dropped while a 5×5 one is kept; an edit on A that reorders the
  * media and changes a description reaches B as an Update(Note), and B's /history shows both
- * versions with their media.
+ * versions with their media. A remote status with a link gets its preview card on B, fetched
+ * through the bounded fetcher, as a local one does.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import sharp from 'sharp';
 import { encode } from 'blurhash';
@@ -170,5 +173,38 @@ describe('media between two instances', () => {
       ['<p>two pictures, swapped</p>', [[blue.url, 'A deep blue one'], [red.url, 'A red square']]],
     ]);
     expect(history.body[1].created_at).toBe(edited.body.edited_at);
+  });
+});
+
+describe('preview cards of remote statuses', () => {
+  let site: Server;
+  let requests: string[] = [];
+  beforeAll(async () => {
+    site = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end('<html><head><meta property="og:title" content="Remote &amp; linked"><meta property="og:description" content="Read on."></head></html>');
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => new Promise((r) => site.close(r)));
+
+  it('a remote status with a link gets a card on B; one with media does not', async () => {
+    const link = `http://127.0.0.1:${(site.address() as AddressInfo).port}/article`;
+    requests = [];
+    const posted = (await alice.api('/api/v1/statuses', { method: 'POST', body: { status: `Look: ${link}` } })).body;
+    const onB = await eventually(() => statusOn(b, posted.uri), 20_000, 'the post on B');
+    const card = await eventually(async () => (await bob.api(`/api/v1/statuses/${onB.id}`)).body.card, 20_000, 'the card on B');
+    expect(card).toMatchObject({ url: link, title: 'Remote & linked', description: 'Read on.', type: 'link' });
+    // A made its own card of the same page: one fetch each.
+    await settled(a, b);
+    expect(requests).toEqual(['/article', '/article']);
+
+    const pic = await upload(alice, { description: 'pic' }, { r: 1, g: 1, b: 1 });
+    const withMedia = (await alice.api('/api/v1/statuses', { method: 'POST', body: { status: `Also ${link}?x`, media_ids: [pic.id] } })).body;
+    const mediaOnB = await eventually(() => statusOn(b, withMedia.uri), 20_000, 'the post with media on B');
+    await settled(a, b);
+    expect((await bob.api(`/api/v1/statuses/${mediaOnB.id}`)).body.card).toBeNull();
+    expect(requests).toEqual(['/article', '/article']);
   });
 });
