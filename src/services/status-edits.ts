@@ -86,70 +86,70 @@ export async function editStatus(services: Services, accountId: string, id: stri
   // An entity manager's transaction: the poll actors step in it (the actor store's way).
   try {
     return await services.db.em().transactional(async (em) => {
-    const sql = sqlFromEm(em);
-    const current = await own(sql, true);
-    const sensitive = (input.sensitive ?? false) || spoilerText !== '';
-    const nextLanguage = language ?? current.language;
-    // The original as the first version (Mastodon's create_previous_edit!), before anything changes.
-    await recordOriginalVersion(services, sql, id, accountId, current.created_at);
-    const mediaChanged = await applyMediaEdit(sql, id, accountId, media, now);
-    const pollChanged = await applyPollEdit(services, em, id, accountId, media, now);
-    const textChanged = text !== current.text;
-    if (!textChanged && spoilerText === current.spoiler_text && sensitive === current.sensitive && nextLanguage === current.language && !mediaChanged && !pollChanged) {
-      throw new NoChanges();
-    }
-    await sql.query(
-      `update statuses set text = $2, content = $3, spoiler_text = $4, sensitive = $5, language = $6, edited_at = $7, updated_at = $7 where id = $1`,
-      [id, text, content, spoilerText, sensitive, nextLanguage, now],
-    );
-
-    const mentioned = [...new Set([...targets.values()].map((t) => t.id))];
-    const added = await sql.query<{ account_id: string }>(
-      `insert into mentions (id, status_id, account_id, created_at)
-       select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id)
-       on conflict (status_id, account_id) do update set silent = false where mentions.silent
-       returning account_id::text`,
-      [id, now, mentioned.map(() => services.ids.next()), mentioned],
-    );
-    await sql.query(`update mentions set silent = true where status_id = $1 and not silent and not (account_id = any($2::bigint[]))`, [id, mentioned]);
-
-    const lowered = tags.map((t) => t.toLowerCase());
-    await sql.query(
-      `delete from statuses_tags st using tags t where st.status_id = $1 and t.id = st.tag_id and not (lower(t.name) = any($2::text[]))`,
-      [id, lowered],
-    );
-    if (tags.length) {
+      const sql = sqlFromEm(em);
+      const current = await own(sql, true);
+      const sensitive = (input.sensitive ?? false) || spoilerText !== '';
+      const nextLanguage = language ?? current.language;
+      // The original as the first version (Mastodon's create_previous_edit!), before anything changes.
+      await recordOriginalVersion(services, sql, id, accountId, current.created_at);
+      const mediaChanged = await applyMediaEdit(sql, id, accountId, media, now);
+      const pollChanged = await applyPollEdit(services, em, id, accountId, media, now);
+      const textChanged = text !== current.text;
+      if (!textChanged && spoilerText === current.spoiler_text && sensitive === current.sensitive && nextLanguage === current.language && !mediaChanged && !pollChanged) {
+        throw new NoChanges();
+      }
       await sql.query(
-        `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
-         on conflict (lower(name)) do nothing`,
-        [now, tags.map(() => services.ids.next()), tags],
+        `update statuses set text = $2, content = $3, spoiler_text = $4, sensitive = $5, language = $6, edited_at = $7, updated_at = $7 where id = $1`,
+        [id, text, content, spoilerText, sensitive, nextLanguage, now],
       );
+
+      const mentioned = [...new Set([...targets.values()].map((t) => t.id))];
+      const added = await sql.query<{ account_id: string }>(
+        `insert into mentions (id, status_id, account_id, created_at)
+         select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id)
+         on conflict (status_id, account_id) do update set silent = false where mentions.silent
+         returning account_id::text`,
+        [id, now, mentioned.map(() => services.ids.next()), mentioned],
+      );
+      await sql.query(`update mentions set silent = true where status_id = $1 and not silent and not (account_id = any($2::bigint[]))`, [id, mentioned]);
+
+      const lowered = tags.map((t) => t.toLowerCase());
       await sql.query(
-        `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
+        `delete from statuses_tags st using tags t where st.status_id = $1 and t.id = st.tag_id and not (lower(t.name) = any($2::text[]))`,
         [id, lowered],
       );
-    }
+      if (tags.length) {
+        await sql.query(
+          `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
+           on conflict (lower(name)) do nothing`,
+          [now, tags.map(() => services.ids.next()), tags],
+        );
+        await sql.query(
+          `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
+          [id, lowered],
+        );
+      }
 
-    await recordStatusVersion(services, sql, id, accountId, now);
-    if (textChanged) {
-      await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
-      await schedulePreviewCard(services, sql, id, text);
-    }
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: id,
-      origin: 'client',
-      event: {
-        type: 'status.updated',
-        statusId: id,
-        accountId,
-        visibility: current.visibility,
-        editedAt: now.toISOString(),
-        // Accounts mentioned by this version and not before (or only silently): new recipients.
-        addedMentionAccountIds: added.map((r) => r.account_id),
-      },
-    });
-    return id;
+      await recordStatusVersion(services, sql, id, accountId, now);
+      if (textChanged) {
+        await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
+        await schedulePreviewCard(services, sql, id, text);
+      }
+      await recordEvent(services, sql, {
+        actorKind: 'status',
+        actorId: id,
+        origin: 'client',
+        event: {
+          type: 'status.updated',
+          statusId: id,
+          accountId,
+          visibility: current.visibility,
+          editedAt: now.toISOString(),
+          // Accounts mentioned by this version and not before (or only silently): new recipients.
+          addedMentionAccountIds: added.map((r) => r.account_id),
+        },
+      });
+      return id;
     });
   } catch (e) {
     // Mastodon's NoChangesSubmittedError: nothing written, the status as it was.
