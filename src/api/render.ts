@@ -56,7 +56,7 @@ export async function renderStatus(services: Services, id: string, viewerId: str
   return json;
 }
 
-/** The versions of a status, oldest first (one for a status never edited): two statements. */
+/** The versions of a status, oldest first (one for a status never edited): three statements (versions, their media, accounts). */
 export async function renderStatusHistory(services: Services, statusId: string): Promise<MastodonStatusEdit[]> {
   const { edits, view } = await loadStatusHistory(services, statusId);
   return edits.flatMap((e) => serializeStatusEdit(e, view) ?? []);

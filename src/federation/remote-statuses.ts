@@ -37,6 +37,8 @@ export interface NoteOptions {
   requireLocalRelation?: boolean;
   /** The activity's audience, for objects without one. */
   fallback?: { to: URL[]; cc: URL[] };
+  /** The activity as received (JSON), for what Fedify's vocabulary drops (an attachment's blurhash, focalPoint). */
+  raw?: unknown;
 }
 
 type StatusObject = Parameters<typeof noteFields>[0];
@@ -102,6 +104,7 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     now: services.clock.now(),
     maxAttachments: services.config.limits.statuses.maxMediaAttachments,
     fallback: o.fallback,
+    raw: o.raw,
   });
   const { visibility, mentions, unknown } = await mentionsOf(services, f, author, o.deliveredTo);
   if (o.requireLocalRelation && !o.deliveredTo && !(await relatedToLocal(services, author, f, mentions))) return null;
@@ -191,12 +194,13 @@ export async function fetchRemoteStatus(services: Services, ctx: Context<void>, 
   return persistNote(services, ctx, object, author, o);
 }
 
-/** Update(Note) from its author: the new text, spoiler, sensitivity, mentions and tags. */
-export async function updateNote(services: Services, ctx: Context<void>, note: StatusObject, author: Account): Promise<string | null> {
+/** Update(Note) from its author: the new text, spoiler, sensitivity, mentions, tags and attachments (`raw`: the activity as received). */
+export async function updateNote(services: Services, ctx: Context<void>, note: StatusObject, author: Account, raw?: unknown): Promise<string | null> {
   if (!ownedBy(note, author)) return null;
   const f = await noteFields(note, {
     now: services.clock.now(),
     maxAttachments: services.config.limits.statuses.maxMediaAttachments,
+    raw,
   });
   const { mentions } = await mentionsOf(services, f, author, null);
   return updateRemoteStatus(services, author.id, f.uri, {

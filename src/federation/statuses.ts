@@ -7,6 +7,7 @@
 import type { Context } from '@fedify/fedify';
 import type { Services } from '../context.ts';
 import { visibleSql } from '../services/reads/statuses.ts';
+import { mediaStorage } from '../services/media-storage.ts';
 import type { AnnounceFacts, NoteFacts } from './convert/to-as.ts';
 
 /** A status row with what its activities need besides the Note. */
@@ -39,12 +40,12 @@ export function recipientOfRow(r: RemoteRecipientRow) {
   };
 }
 
-/** The statuses `ids` (any that exist, deleted ones included) with their Notes, in three statements. */
+/** The statuses `ids` (any that exist, deleted ones included) with their Notes, in four statements. */
 export async function loadStatusesAs(services: Services, ctx: Context<unknown>, ids: readonly string[]): Promise<Map<string, StatusAsRow>> {
   const out = new Map<string, StatusAsRow>();
   if (ids.length === 0) return out;
   const sql = services.db.sql;
-  const [rows, mentions, tags] = await Promise.all([
+  const [rows, mentions, tags, media] = await Promise.all([
     sql.query<{
       id: string; account_id: string; uri: string; url: string | null; content: string; spoiler_text: string; visibility: string;
       sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
@@ -69,7 +70,32 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         where st.status_id = any($1::bigint[]) order by lower(t.name)`,
       [ids],
     ),
+    // Attachments in order: each a Document with its type, file, description, size, blurhash and focal point.
+    sql.query<{
+      status_id: string; file_key: string | null; remote_url: string | null; content_type: string | null; type: string; description: string | null;
+      blurhash: string | null; focus_x: number | null; focus_y: number | null; meta: { original?: { width: number; height: number } } | string | null;
+    }>(
+      `select m.status_id::text, m.file_key, m.remote_url, m.content_type, m.type, m.description, m.blurhash, m.focus_x, m.focus_y, m.meta
+         from media_attachments m where m.status_id = any($1::bigint[]) order by m.status_id, m.position, m.id`,
+      [ids],
+    ),
   ]);
+  const filesBase = mediaStorage(services).baseUrl;
+  const attachmentsOf = (statusId: string) =>
+    media
+      .filter((m) => m.status_id === statusId && (m.file_key || m.remote_url))
+      .map((m) => {
+        const meta = (typeof m.meta === 'string' ? JSON.parse(m.meta) : m.meta) as { original?: { width: number; height: number } } | null;
+        return {
+          url: m.file_key ? `${filesBase}${m.file_key}` : m.remote_url!,
+          mediaType: m.content_type,
+          description: m.description,
+          width: meta?.original?.width ?? null,
+          height: meta?.original?.height ?? null,
+          blurhash: m.blurhash,
+          focalPoint: m.focus_x === null ? null : ([Number(m.focus_x), Number(m.focus_y)] as const),
+        };
+      });
   const base = services.config.publicUrl;
   for (const r of rows) {
     const mine = mentions.filter((m) => m.status_id === r.id);
@@ -99,6 +125,7 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         hashtags: tags
           .filter((t) => t.status_id === r.id)
           .map((t) => ({ name: t.name, href: `${base}/tags/${encodeURIComponent(t.name)}` })),
+        attachments: attachmentsOf(r.id),
       },
     });
   }

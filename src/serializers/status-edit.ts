@@ -1,11 +1,13 @@
 /**
  * Mastodon's StatusEdit entity (entities/StatusEdit.md, REST::StatusEditSerializer), pure: one
  * version of a status from `status_edits` (or the current status, for one never edited). `poll`
- * only when the version recorded poll options. Media of a version render once media exist (the
- * row keeps their ids and descriptions); `emojis` empty until custom emojis exist.
+ * only when the version recorded poll options. `media_attachments`: the attachments the version
+ * names, in its order, each with the description it had then (Mastodon's PreservedMediaAttachment;
+ * one whose row is gone is left out); `emojis` empty until custom emojis exist.
  */
 import type { Account } from '../db/entities/index.ts';
 import { serializeAccount, type AccountView, type MastodonAccount } from './account.ts';
+import { serializeMediaAttachment, type MastodonMediaAttachment, type MediaAttachmentRow } from './media-attachment.ts';
 
 export interface StatusEditRow {
   accountId: string;
@@ -21,6 +23,10 @@ export interface StatusEditRow {
 export interface StatusEditView {
   accounts: Map<string, Account>;
   accountView: AccountView;
+  /** The attachments the versions name, by id. */
+  media: Map<string, MediaAttachmentRow>;
+  /** The media storage's public base (MediaStorage.baseUrl). */
+  mediaBaseUrl: string;
 }
 
 export interface MastodonStatusEdit {
@@ -30,7 +36,7 @@ export interface MastodonStatusEdit {
   created_at: string;
   account: MastodonAccount;
   poll?: { options: { title: string }[] };
-  media_attachments: unknown[];
+  media_attachments: MastodonMediaAttachment[];
   emojis: unknown[];
 }
 
@@ -44,7 +50,10 @@ export function serializeStatusEdit(edit: StatusEditRow, view: StatusEditView): 
     sensitive: edit.sensitive,
     created_at: edit.createdAt.toISOString(),
     account: serializeAccount(account, view.accountView),
-    media_attachments: [],
+    media_attachments: (edit.orderedMediaAttachmentIds ?? []).flatMap((id, i) => {
+      const m = view.media.get(id);
+      return m ? [serializeMediaAttachment({ ...m, description: edit.mediaDescriptions?.[i] ?? null }, view.mediaBaseUrl)] : [];
+    }),
     emojis: [],
   };
   if (edit.pollOptions && edit.pollOptions.length > 0) json.poll = { options: edit.pollOptions.map((title) => ({ title })) };

@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
-import { encode as encodeBlurhash } from 'blurhash';
+import { decode as decodeBlurhash, encode as encodeBlurhash, isBlurhashValid } from 'blurhash';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
 import { schedule } from '../effects/events.ts';
@@ -155,8 +155,8 @@ export async function processImage(services: Services, data: Uint8Array): Promis
   }
 }
 
-/** Description and focal point, checked as Mastodon words its errors. */
-function checkAttributes(services: Services, input: { description?: string; focus?: string }): { description?: string | null; focus?: { x: number; y: number } | null } {
+/** Description and focal point, checked as Mastodon words its errors (also for an edit's media_attributes). */
+export function checkAttributes(services: Services, input: { description?: string; focus?: string }): { description?: string | null; focus?: { x: number; y: number } | null } {
   const limit = services.config.limits.mediaAttachments.descriptionLimit;
   const v = new Validation();
   const out: { description?: string | null; focus?: { x: number; y: number } | null } = {};
@@ -433,10 +433,18 @@ function remoteType(mediaType: string | null | undefined): MediaType {
 
 /**
  * A blurhash from another server, kept only when well formed with at most `max` components per
- * axis (the size flag's X = flag % 9 + 1 and Y = ⌊flag / 9⌋ + 1; Mastodon accepts 5×5 at most).
+ * axis (the size flag's X = flag % 9 + 1 and Y = ⌊flag / 9⌋ + 1; Mastodon accepts 5×5 at most)
+ * and when the `blurhash` package validates and decodes it (on a 4×4 canvas: cheap).
  */
 export function acceptedRemoteBlurhash(hash: unknown, max: number): string | null {
-  return typeof hash === 'string' && isValidBlurhash(hash, max) ? hash : null;
+  if (typeof hash !== 'string' || !isValidBlurhash(hash, max) || !isBlurhashValid(hash).result) return null;
+  try {
+    const pixels = decodeBlurhash(hash, 4, 4);
+    if (pixels.length !== 64) return null;
+  } catch {
+    return null;
+  }
+  return hash;
 }
 
 /**

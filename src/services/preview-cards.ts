@@ -7,8 +7,7 @@
  *      hashtags are not URLs in a local text, so they never count); for a status from another
  *      server (scheduled with text null), the first link of its HTML that is not a hashtag or a
  *      mention (previewCardUrlFromHtml);
- *   2. skips a status that is gone, a reblog, already has a card, or has media (as Mastodon;
- *      `statusHasMedia` below is where the media branch plugs in);
+ *   2. skips a status that is gone, a reblog, already has a card, or has media (as Mastodon);
  *   3. reuses the card cached for that URL when it is less than two weeks old; otherwise fetches the
  *      page through the one bounded fetcher (src/lib/safe-fetch.ts: public addresses only unless
  *      federation.allowPrivateAddresses, 3 redirects each checked again, 5 s in all, 1 MiB), keeps
@@ -113,12 +112,10 @@ export async function schedulePreviewCard(services: Services, sql: Sql, statusId
   await schedule(sql, FETCH_CARD_JOB, { statusId }, { dedupeKey: `${FETCH_CARD_JOB}:${statusId}`, maxAttempts: 1, clock: services.clock });
 }
 
-/**
- * Whether the status has media attachments: Mastodon makes no card for those. The media branch
- * answers it from its table (e.g. `exists (select 1 from media_attachments where status_id = $1)`).
- */
-async function statusHasMedia(_services: Services, _statusId: string): Promise<boolean> {
-  return false;
+/** Whether the status has media attachments: Mastodon makes no card for those. */
+async function statusHasMedia(services: Services, statusId: string): Promise<boolean> {
+  const rows = await services.db.sql.query(`select 1 from media_attachments where status_id = $1 limit 1`, [statusId]);
+  return rows.length > 0;
 }
 
 /** What a page says about itself, as stored in preview_cards. */

@@ -14,24 +14,13 @@ import type { Sql } from '../db/sql.ts';
 import { applyStatusToStats } from './account-stats.ts';
 import { recordEvent } from './actor-store.ts';
 import { bumpStatusStats, discardStatus } from './statuses.ts';
+import { persistRemoteMedia, type RemoteMediaItem } from './media.ts';
+import { schedulePreviewCard } from './preview-cards.ts';
+import { syncRemoteMedia } from './remote-media.ts';
+import { recordOriginalVersion, recordStatusVersion } from './status-versions.ts';
 
-/**
- * A remote media attachment as the Note lists it, for the media branch's
- * `persistRemoteMedia(sql, services, statusId, accountId, items)` (not on this branch: the
- * integrator wires the call in persistRemoteStatus below).
- */
-export interface RemoteMediaItem {
-  /** The remote file's URL (http(s), sanitised). */
-  url: string;
-  mediaType: string | null;
-  /** The alt text (plain text). */
-  description: string | null;
-  blurhash: string | null;
-  width: number | null;
-  height: number | null;
-  /** The AS type it came as: Document, Image, Video or Audio. */
-  type: string;
-}
+/** A remote media attachment as the Note lists it (federation/convert/from-as.ts reads it). */
+export type { RemoteMediaItem } from './media.ts';
 
 /** A remote status, sanitised and with its references resolved to rows. */
 export interface RemoteStatusInput {
@@ -115,7 +104,10 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     }
     await insertMentions(services, sql, id, input.mentions, now);
     await insertTags(services, sql, id, input.tags, now);
-    // Media: the integrator adds `await persistRemoteMedia(sql, services, id, input.accountId, input.attachments)` here.
+    // Stored as remote attachments (shown at their URL; nothing fetched), checked on the way in.
+    await persistRemoteMedia(sql, services, id, input.accountId, input.attachments);
+    // A card for its first link, as for a local status (the job reads the links from the HTML, through the bounded fetcher).
+    if (input.content.includes('<a ')) await schedulePreviewCard(services, sql, id, null);
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
     await recordEvent(services, sql, {
@@ -142,20 +134,26 @@ export interface RemoteStatusChanges {
 
 /**
  * An Update(Note) of a remote status by its author: the text, spoiler, sensitivity, language,
- * mentions and hashtags are replaced and edited_at set. An Update older than the last edit
- * applied is ignored (as Mastodon's UpdateStatusService). No edit history yet (status_edits
- * comes with the edits branch). Returns the status id, or null when nothing was changed.
+ * mentions, hashtags and attachments (services/remote-media.ts) are replaced and edited_at set. An
+ * Update older than the last edit applied is ignored (as Mastodon's UpdateStatusService). The
+ * history is recorded as for a local edit (services/status-versions.ts): the original first, then
+ * this version, each with its media and descriptions, so /history works for remote statuses too.
+ * A changed text gets its card fetched again. Returns the status id, or null when nothing was
+ * changed.
  */
 export async function updateRemoteStatus(services: Services, accountId: string, uri: string, c: RemoteStatusChanges): Promise<string | null> {
   const now = services.clock.now();
   const editedAt = c.editedAt && c.editedAt.getTime() <= now.getTime() ? c.editedAt : now;
   return services.db.sql.transaction(async (sql) => {
-    const [row] = await sql.query<{ id: string; edited_at: string | null }>(
-      `select id::text, edited_at from statuses where uri = $1 and account_id = $2 and not local and reblog_of_id is null and deleted_at is null for update`,
+    const [row] = await sql.query<{ id: string; edited_at: string | null; created_at: string; content: string }>(
+      `select id::text, edited_at, created_at, content from statuses
+        where uri = $1 and account_id = $2 and not local and reblog_of_id is null and deleted_at is null for update`,
       [uri, accountId],
     );
     if (!row) return null;
     if (row.edited_at && new Date(row.edited_at).getTime() >= editedAt.getTime()) return null;
+    await recordOriginalVersion(services, sql, row.id, accountId, new Date(row.created_at));
+    await syncRemoteMedia(services, sql, row.id, accountId, c.attachments);
     await sql.query(
       `update statuses set content = $2, spoiler_text = $3, sensitive = $4, language = $5, edited_at = $6, updated_at = $7 where id = $1`,
       [row.id, c.content, c.spoilerText, c.sensitive, c.language, editedAt, now],
@@ -165,6 +163,11 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
     await insertMentions(services, sql, row.id, c.mentions, now);
     await sql.query(`delete from statuses_tags where status_id = $1`, [row.id]);
     await insertTags(services, sql, row.id, c.tags, now);
+    await recordStatusVersion(services, sql, row.id, accountId, editedAt);
+    if (row.content !== c.content) {
+      await sql.query(`delete from preview_cards_statuses where status_id = $1`, [row.id]);
+      await schedulePreviewCard(services, sql, row.id, null);
+    }
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: row.id,

@@ -15,28 +15,33 @@
  * - a changed text drops the status's card and queues a new fetch (services/preview-cards.ts);
  * - one outbox fact, `status.updated`, for federation (Update(Note)) and the `update` notification.
  *
- * Media and polls are not editable yet (media_ids and poll are refused like on create). Where they
- * plug in: `editMediaAndPoll` (apply the change, say whether it was significant) and
- * `mediaAndPollSnapshot` (what a version records: ordered media ids with their descriptions, poll
- * options). All in one transaction: a refused edit leaves every row as it was.
+ * Media and polls (services/status-media-edits.ts): media_ids added, removed and reordered with
+ * their media_attributes, the poll replaced when its structure changes; each version records its
+ * media (with their descriptions then) and poll options (services/status-versions.ts). All in one
+ * transaction: a refused edit leaves every row as it was.
  */
 import type { Services } from '../context.ts';
-import type { Sql } from '../db/sql.ts';
+import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { Validation, notFound } from '../lib/errors.ts';
 import { isId } from './reads/page.ts';
 import { recordEvent } from './actor-store.ts';
 import { schedulePreviewCard } from './preview-cards.ts';
 import { formatStatusText, validateStatusText } from './statuses.ts';
+import type { PollParams } from './polls.ts';
+import { applyMediaEdit, applyPollEdit, checkMediaAndPollEdit, type MediaAttributeInput } from './status-media-edits.ts';
+import { recordOriginalVersion, recordStatusVersion } from './status-versions.ts';
 
 export interface EditStatusInput {
   status?: string;
   spoilerText?: string;
   sensitive?: boolean;
   language?: string | null;
-  /** Present (even empty) when the client sent media_ids. */
+  /** The attachments afterwards, in order (absent: none, as Mastodon's PUT). */
   mediaIds?: string[];
-  /** The poll param as sent (an object), when the client sent one. */
-  poll?: unknown;
+  /** Description and focus of attachments named in mediaIds (Mastodon's media_attributes[]). */
+  mediaAttributes?: MediaAttributeInput[];
+  /** The poll afterwards (absent or null: none, as Mastodon's PUT). */
+  poll?: PollParams | null;
 }
 
 interface CurrentStatus {
@@ -49,44 +54,8 @@ interface CurrentStatus {
   created_at: Date;
 }
 
-/** What one version records of media and poll (null: nothing recorded). */
-export interface MediaAndPollSnapshot {
-  orderedMediaAttachmentIds: string[] | null;
-  mediaDescriptions: string[] | null;
-  pollOptions: string[] | null;
-}
-
-/**
- * The media and poll of the status as they are now, for a version. Until media and polls exist:
- * nothing. (Integrator: read the status's ordered media ids and their descriptions, and its poll's
- * options, in the same transaction.)
- */
-export async function mediaAndPollSnapshot(_sql: Sql, _statusId: string): Promise<MediaAndPollSnapshot> {
-  return { orderedMediaAttachmentIds: null, mediaDescriptions: null, pollOptions: null };
-}
-
-/**
- * Applies the media and poll parts of an edit in the edit's transaction and says whether they
- * changed significantly (then the edit is stored even when the text did not change). Until media
- * and polls exist: they are refused in validation, so nothing to do. (Integrator: attach/detach
- * and reorder media_ids, update descriptions from media_attributes, replace the poll — resetting
- * its votes when options or `multiple` change, as Mastodon — and validate both beforehand.)
- */
-async function editMediaAndPoll(_sql: Sql, _status: CurrentStatus, _input: EditStatusInput): Promise<{ changed: boolean }> {
-  return { changed: false };
-}
-
-/** Stores one version of the status as it is now in `sql` (its row and its media and poll). */
-async function snapshot(services: Services, sql: Sql, statusId: string, accountId: string, at: Date): Promise<void> {
-  const extra = await mediaAndPollSnapshot(sql, statusId);
-  await sql.query(
-    `insert into status_edits (id, status_id, account_id, text, content, spoiler_text, sensitive,
-                               ordered_media_attachment_ids, media_descriptions, poll_options, created_at, updated_at)
-     select $1, s.id, $2, s.text, s.content, s.spoiler_text, s.sensitive, $4::bigint[], $5::text[], $6::text[], $7, $7
-       from statuses s where s.id = $3`,
-    [services.ids.next(), accountId, statusId, extra.orderedMediaAttachmentIds, extra.mediaDescriptions, extra.pollOptions, at],
-  );
-}
+/** Thrown inside the transaction when nothing changed: it rolls back what was written on the way. */
+class NoChanges extends Error {}
 
 /** Edits the author's status. Returns its id (unchanged input: the status as it was, nothing written). */
 export async function editStatus(services: Services, accountId: string, id: string, input: EditStatusInput): Promise<string> {
@@ -107,76 +76,84 @@ export async function editStatus(services: Services, accountId: string, id: stri
   const spoilerText = (input.spoilerText ?? '').trim();
   const language = input.language ? input.language.trim() : null;
   const v = new Validation();
-  if (input.mediaIds && input.mediaIds.length > 0) v.add('media_ids', 'ERR_INVALID', 'are not supported yet');
-  if (input.poll !== undefined && input.poll !== null && input.poll !== '') v.add('poll', 'ERR_INVALID', 'is not supported yet');
-  validateStatusText(services, v, text, spoilerText, language);
+  const media = checkMediaAndPollEdit(services, v, input);
+  // A status with media may have no text (Mastodon's `unless: -> { with_media? }`).
+  validateStatusText(services, v, text, spoilerText, language, { allowBlank: media.mediaIds.length > 0 });
   v.throwIfInvalid();
   const { content, targets, tags } = await formatStatusText(services, text);
   const now = services.clock.now();
 
-  return services.db.sql.transaction(async (sql) => {
-    const current = await own(sql, true);
-    const sensitive = (input.sensitive ?? false) || spoilerText !== '';
-    const nextLanguage = language ?? current.language;
-    const media = await editMediaAndPoll(sql, current, input);
-    const textChanged = text !== current.text;
-    if (!textChanged && spoilerText === current.spoiler_text && sensitive === current.sensitive && nextLanguage === current.language && !media.changed) {
-      return id;
-    }
-    const [{ n }] = (await sql.query<{ n: number }>(`select count(*)::int as n from status_edits where status_id = $1`, [id])) as [{ n: number }];
-    // The original as the first version (Mastodon's create_previous_edit!).
-    if (n === 0) await snapshot(services, sql, id, accountId, current.created_at);
-    await sql.query(
-      `update statuses set text = $2, content = $3, spoiler_text = $4, sensitive = $5, language = $6, edited_at = $7, updated_at = $7 where id = $1`,
-      [id, text, content, spoilerText, sensitive, nextLanguage, now],
-    );
-
-    const mentioned = [...new Set([...targets.values()].map((t) => t.id))];
-    const added = await sql.query<{ account_id: string }>(
-      `insert into mentions (id, status_id, account_id, created_at)
-       select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id)
-       on conflict (status_id, account_id) do update set silent = false where mentions.silent
-       returning account_id::text`,
-      [id, now, mentioned.map(() => services.ids.next()), mentioned],
-    );
-    await sql.query(`update mentions set silent = true where status_id = $1 and not silent and not (account_id = any($2::bigint[]))`, [id, mentioned]);
-
-    const lowered = tags.map((t) => t.toLowerCase());
-    await sql.query(
-      `delete from statuses_tags st using tags t where st.status_id = $1 and t.id = st.tag_id and not (lower(t.name) = any($2::text[]))`,
-      [id, lowered],
-    );
-    if (tags.length) {
+  // An entity manager's transaction: the poll actors step in it (the actor store's way).
+  try {
+    return await services.db.em().transactional(async (em) => {
+      const sql = sqlFromEm(em);
+      const current = await own(sql, true);
+      const sensitive = (input.sensitive ?? false) || spoilerText !== '';
+      const nextLanguage = language ?? current.language;
+      // The original as the first version (Mastodon's create_previous_edit!), before anything changes.
+      await recordOriginalVersion(services, sql, id, accountId, current.created_at);
+      const mediaChanged = await applyMediaEdit(sql, id, accountId, media, now);
+      const pollChanged = await applyPollEdit(services, em, id, accountId, media, now);
+      const textChanged = text !== current.text;
+      if (!textChanged && spoilerText === current.spoiler_text && sensitive === current.sensitive && nextLanguage === current.language && !mediaChanged && !pollChanged) {
+        throw new NoChanges();
+      }
       await sql.query(
-        `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
-         on conflict (lower(name)) do nothing`,
-        [now, tags.map(() => services.ids.next()), tags],
+        `update statuses set text = $2, content = $3, spoiler_text = $4, sensitive = $5, language = $6, edited_at = $7, updated_at = $7 where id = $1`,
+        [id, text, content, spoilerText, sensitive, nextLanguage, now],
       );
+
+      const mentioned = [...new Set([...targets.values()].map((t) => t.id))];
+      const added = await sql.query<{ account_id: string }>(
+        `insert into mentions (id, status_id, account_id, created_at)
+         select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id)
+         on conflict (status_id, account_id) do update set silent = false where mentions.silent
+         returning account_id::text`,
+        [id, now, mentioned.map(() => services.ids.next()), mentioned],
+      );
+      await sql.query(`update mentions set silent = true where status_id = $1 and not silent and not (account_id = any($2::bigint[]))`, [id, mentioned]);
+
+      const lowered = tags.map((t) => t.toLowerCase());
       await sql.query(
-        `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
+        `delete from statuses_tags st using tags t where st.status_id = $1 and t.id = st.tag_id and not (lower(t.name) = any($2::text[]))`,
         [id, lowered],
       );
-    }
+      if (tags.length) {
+        await sql.query(
+          `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
+           on conflict (lower(name)) do nothing`,
+          [now, tags.map(() => services.ids.next()), tags],
+        );
+        await sql.query(
+          `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
+          [id, lowered],
+        );
+      }
 
-    await snapshot(services, sql, id, accountId, now);
-    if (textChanged) {
-      await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
-      await schedulePreviewCard(services, sql, id, text);
-    }
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: id,
-      origin: 'client',
-      event: {
-        type: 'status.updated',
-        statusId: id,
-        accountId,
-        visibility: current.visibility,
-        editedAt: now.toISOString(),
-        // Accounts mentioned by this version and not before (or only silently): new recipients.
-        addedMentionAccountIds: added.map((r) => r.account_id),
-      },
+      await recordStatusVersion(services, sql, id, accountId, now);
+      if (textChanged) {
+        await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
+        await schedulePreviewCard(services, sql, id, text);
+      }
+      await recordEvent(services, sql, {
+        actorKind: 'status',
+        actorId: id,
+        origin: 'client',
+        event: {
+          type: 'status.updated',
+          statusId: id,
+          accountId,
+          visibility: current.visibility,
+          editedAt: now.toISOString(),
+          // Accounts mentioned by this version and not before (or only silently): new recipients.
+          addedMentionAccountIds: added.map((r) => r.account_id),
+        },
+      });
+      return id;
     });
-    return id;
-  });
+  } catch (e) {
+    // Mastodon's NoChangesSubmittedError: nothing written, the status as it was.
+    if (e instanceof NoChanges) return id;
+    throw e;
+  }
 }

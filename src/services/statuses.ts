@@ -110,9 +110,16 @@ export async function formatStatusText(services: Services, text: string): Promis
 }
 
 /** The text's length checks and language code, as create and edit validate them (into `v`). */
-export function validateStatusText(services: Services, v: Validation, text: string, spoilerText: string, language: string | null): void {
+export function validateStatusText(
+  services: Services,
+  v: Validation,
+  text: string,
+  spoilerText: string,
+  language: string | null,
+  opts: { allowBlank?: boolean } = {},
+): void {
   const limits = services.config.limits.statuses;
-  if (!text.trim()) v.add('text', 'ERR_BLANK', "can't be blank");
+  if (!text.trim() && !opts.allowBlank) v.add('text', 'ERR_BLANK', "can't be blank");
   if (statusLength(text, limits.charactersReservedPerUrl) + [...spoilerText].length > limits.maxCharacters) {
     v.add('text', 'ERR_TOO_LONG', `character limit of ${limits.maxCharacters} exceeded`);
   }

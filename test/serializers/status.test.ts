@@ -274,7 +274,11 @@ describe('serializeStatusEdit', () => {
     mediaDescriptions: null,
     pollOptions: null,
   };
-  const editView = { accounts: new Map([['100', alice]]), accountView };
+  const photo = {
+    id: '7', accountId: '100', statusId: null, type: 'image' as const, processing: 'complete' as const, fileKey: 'f/o.png', smallKey: 'f/s.png',
+    description: 'now', focus: null, meta: null, blurhash: null, remoteUrl: null,
+  };
+  const editView = { accounts: new Map([['100', alice]]), accountView, media: new Map([['7', photo]]), mediaBaseUrl: 'https://files.example/' };
 
   it('renders a version, with its poll options only when it recorded some', () => {
     expect(serializeStatusEdit(edit, editView)).toStrictEqual({
@@ -298,5 +302,15 @@ describe('serializeStatusEdit', () => {
     });
     expect(serializeStatusEdit({ ...edit, pollOptions: [] }, editView)).not.toHaveProperty('poll');
     expect(serializeStatusEdit({ ...edit, accountId: '999' }, editView)).toBeNull();
+  });
+
+  it('renders the media a version named, in its order, with the descriptions it had; gone ones left out', () => {
+    const json = serializeStatusEdit({ ...edit, orderedMediaAttachmentIds: ['8', '7'], mediaDescriptions: ['gone', 'then'] }, editView)!;
+    expect(json.media_attachments).toStrictEqual([
+      {
+        id: '7', type: 'image', url: 'https://files.example/f/o.png', preview_url: 'https://files.example/f/s.png', remote_url: null,
+        preview_remote_url: null, text_url: null, meta: null, description: 'then', blurhash: null,
+      },
+    ]);
   });
 });

@@ -137,7 +137,7 @@ describe('editing a status', () => {
     expect((await bob.api(`/api/v1/statuses/${s.id}/history`)).body.length).toBe(2);
   });
 
-  it("refuses others' statuses, reblogs, bad text, media and polls, writing nothing", async () => {
+  it("refuses others' statuses, reblogs, bad text, unknown media and bad polls, writing nothing", async () => {
     const s = (await post(alice, { status: 'Original @bob #keep', spoiler_text: 'w' })).body;
     const reblog = (await alice.api(`/api/v1/statuses/${(await post(bob, { status: 'by bob' })).body.id}/reblog`, { method: 'POST' })).body;
     const gone = (await post(alice, { status: 'soon gone' })).body;
@@ -164,11 +164,11 @@ describe('editing a status', () => {
       [alice, s.id, { status: '   \n ' }, 422, { error: "Validation failed: Text can't be blank", details: { text: [{ error: 'ERR_BLANK', description: "can't be blank" }] } }],
       [
         alice, s.id, { status: 'with media', media_ids: ['1'] }, 422,
-        { error: 'Validation failed: Media ids are not supported yet', details: { media_ids: [{ error: 'ERR_INVALID', description: 'are not supported yet' }] } },
+        { error: 'Media 1 not found or already attached to another post' },
       ],
       [
-        alice, s.id, { status: 'with a poll', poll: { options: ['a', 'b'], expires_in: 300 } }, 422,
-        { error: 'Validation failed: Poll is not supported yet', details: { poll: [{ error: 'ERR_INVALID', description: 'is not supported yet' }] } },
+        alice, s.id, { status: 'with a poll', poll: { options: ['a'], expires_in: 300 } }, 422,
+        { error: 'Validation failed: Poll options must have more than one item', details: { 'poll.options': [{ error: 'ERR_TOO_SHORT', description: 'must have more than one item' }] } },
       ],
       [
         alice, s.id, { status: 'ok', language: 'not a language!' }, 422,

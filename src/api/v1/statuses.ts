@@ -5,7 +5,7 @@
  * Mastodon's docs (methods/statuses.md).
  */
 import type { Router, RequestContext } from '../../http/index.ts';
-import { json, paramBool, paramIds, paramInt, paramString, paramStrings, requireId, type ParamValue } from '../../http/index.ts';
+import { json, paramArray, paramBool, paramIds, paramInt, paramString, paramStrings, requireId, type ParamValue } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { authorizeIfGotToken, requireUser, type UserViewer } from '../auth.ts';
 import { renderAccounts, renderStatus, renderStatusHistory, renderStatuses } from '../render.ts';
@@ -63,6 +63,18 @@ function pollParams(value: ParamValue | undefined): { options: string[]; expires
   };
 }
 
+/** `media_attributes[][id|description|focus]` (an edit's), the entries with an id. */
+function mediaAttributesParam(value: ParamValue | undefined): { id: string; description?: string; focus?: string }[] {
+  const out: { id: string; description?: string; focus?: string }[] = [];
+  for (const entry of paramArray(value)) {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) continue;
+    const id = paramString(entry.id);
+    if (id === undefined) continue;
+    out.push({ id: id.trim(), description: paramString(entry.description), focus: paramString(entry.focus) });
+  }
+  return out;
+}
+
 export function statusRoutes(router: Router, services: Services): void {
   router.post('/api/v1/statuses', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE);
@@ -114,8 +126,9 @@ export function statusRoutes(router: Router, services: Services): void {
       spoilerText: paramString(input.spoiler_text),
       sensitive: paramBool(input.sensitive),
       language: paramString(input.language) ?? null,
-      mediaIds: input.media_ids === undefined ? undefined : paramStrings(input.media_ids),
-      poll: input.poll,
+      mediaIds: paramStrings(input.media_ids),
+      mediaAttributes: mediaAttributesParam(input.media_attributes),
+      poll: pollParams(input.poll),
     });
     return json(await renderStatus(services, id, viewer.account.id));
   });

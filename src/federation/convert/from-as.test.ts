@@ -61,9 +61,38 @@ describe('noteFields', () => {
       mentionHrefs: ['https://here.test/users/ann'],
       tags: ['Tea'],
       attachments: [
-        { url: 'https://there.test/m/1.png', mediaType: 'image/png', description: 'a cat', blurhash: null, width: 4, height: 3, type: 'Document' },
+        { url: 'https://there.test/m/1.png', mediaType: 'image/png', name: 'a cat', blurhash: null, width: 4, height: 3, focalPoint: null },
       ],
     });
+  });
+
+  it("reads Mastodon's blurhash and focalPoint of attachments from the JSON as received (plain or toot: keys)", async () => {
+    const json = {
+      '@context': ['https://www.w3.org/ns/activitystreams', { toot: 'http://joinmastodon.org/ns#', blurhash: 'toot:blurhash', focalPoint: { '@container': '@list', '@id': 'toot:focalPoint' } }],
+      id: 'https://there.test/users/bob/statuses/3/activity',
+      type: 'Create',
+      actor: 'https://there.test/users/bob',
+      object: {
+        id: 'https://there.test/users/bob/statuses/3',
+        type: 'Note',
+        attributedTo: 'https://there.test/users/bob',
+        content: 'pics',
+        attachment: [
+          { type: 'Document', mediaType: 'image/jpeg', url: 'https://there.test/m/a.jpg', name: 'A', blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', focalPoint: [0.5, -0.25] },
+          { type: 'Image', mediaType: 'image/png', url: 'https://there.test/m/b.png', 'toot:blurhash': 'x', focalPoint: [3, 0] },
+          { type: 'Video', mediaType: 'video/mp4', url: 'javascript:alert(1)', name: 'never' },
+        ],
+      },
+    };
+    const { Create } = await import('@fedify/vocab');
+    const create = await Create.fromJsonLd(json);
+    const note = (await create.getObject()) as Note;
+    const f = await noteFields(note, { now, maxAttachments: 4, raw: await create.toJsonLd() });
+    expect(f.attachments).toEqual([
+      { url: 'https://there.test/m/a.jpg', mediaType: 'image/jpeg', name: 'A', blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', width: null, height: null, focalPoint: [0.5, -0.25] },
+      // The blurhash is checked when stored; a focal point out of range is dropped here.
+      { url: 'https://there.test/m/b.png', mediaType: 'image/png', name: null, blurhash: 'x', width: null, height: null, focalPoint: null },
+    ]);
   });
 
   it("takes the activity's audience when the object has none; no published date is now", async () => {

@@ -23,7 +23,7 @@ import {
 } from '@fedify/vocab';
 import type { DocumentLoader } from '@fedify/vocab-runtime';
 import type { StatusVisibility } from '../../db/entities/status.entity.ts';
-import type { RemoteMediaItem } from '../../services/remote-statuses.ts';
+import type { RemoteMediaItem } from '../../services/media.ts';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
@@ -200,7 +200,7 @@ export interface NoteFields {
  */
 export async function noteFields(
   note: StatusObject,
-  opts: { now: Date; maxAttachments: number; fallback?: { to: URL[]; cc: URL[] } },
+  opts: { now: Date; maxAttachments: number; fallback?: { to: URL[]; cc: URL[] }; raw?: unknown },
 ): Promise<NoteFields> {
   const uri = note.id!.href;
   const host = note.id!.host;
@@ -232,20 +232,26 @@ export async function noteFields(
     }
   }
   const attachments: RemoteMediaItem[] = [];
+  // Mastodon's extensions (toot:blurhash, toot:focalPoint) are not in Fedify's vocabulary: read
+  // from the JSON as received (the activity's, or the Note's own when it was fetched).
+  const extras = mediaExtras(opts.raw ?? (await note.toJsonLd().catch(() => null)), uri);
   scanned = 0;
   for await (const a of note.getAttachments({ suppressError: true, documentLoader: NO_FETCH })) {
     if (++scanned > MAX_ATTACHMENTS_SCANNED || attachments.length >= opts.maxAttachments) break;
     if (!(a instanceof Document || a instanceof Image || a instanceof Video || a instanceof Audio)) continue;
     const href = safeHttpUrl(linkHref(a.url as URL | Link | null));
     if (!href) continue;
+    const extra = extras.get(href);
     attachments.push({
       url: href,
-      mediaType: a.mediaType && /^[\w.+-]+\/[\w.+-]+$/.test(a.mediaType) ? a.mediaType.toLowerCase() : null,
-      description: a.name == null ? null : plainText(a.name, 1_500) || null,
-      blurhash: null,
-      width: a instanceof Document && typeof a.width === 'number' ? a.width : null,
-      height: a instanceof Document && typeof a.height === 'number' ? a.height : null,
-      type: a.constructor.name,
+      mediaType: a.mediaType && a.mediaType.length <= 255 && /^[\w.+-]+\/[\w.+-]+$/.test(a.mediaType) ? a.mediaType.toLowerCase() : null,
+      // Plain text, cut to Mastodon's description limit (persistRemoteMedia cuts to the configured one too).
+      name: a.name == null ? null : plainText(a.name, 1_500) || null,
+      // Checked when stored (persistRemoteMedia: the blurhash package decodes it, at most 5×5 components).
+      blurhash: extra?.blurhash ?? null,
+      width: typeof a.width === 'number' ? a.width : null,
+      height: typeof a.height === 'number' ? a.height : null,
+      focalPoint: extra?.focalPoint ?? null,
     });
   }
   const to = (note.toIds.length || note.ccIds.length ? note.toIds : (opts.fallback?.to ?? [])).map((u) => u.href);
@@ -266,4 +272,30 @@ export async function noteFields(
     tags,
     attachments,
   };
+}
+
+/** Mastodon's blurhash and focalPoint of a Note's attachments, by attachment URL, from the JSON as received. */
+function mediaExtras(raw: unknown, noteId: string): Map<string, { blurhash: string | null; focalPoint: [number, number] | null }> {
+  const out = new Map<string, { blurhash: string | null; focalPoint: [number, number] | null }>();
+  if (!raw || typeof raw !== 'object') return out;
+  const top = raw as Record<string, unknown>;
+  const object = top.object && typeof top.object === 'object' && !Array.isArray(top.object) ? (top.object as Record<string, unknown>) : null;
+  const holder = top.id === noteId ? top : object && object.id === noteId ? object : null;
+  if (!holder) return out;
+  const list = Array.isArray(holder.attachment) ? holder.attachment : holder.attachment ? [holder.attachment] : [];
+  for (const item of list.slice(0, MAX_ATTACHMENTS_SCANNED)) {
+    if (!item || typeof item !== 'object') continue;
+    const a = item as Record<string, unknown>;
+    const rawUrl = Array.isArray(a.url) ? a.url[0] : a.url;
+    const url = typeof rawUrl === 'string' ? rawUrl : rawUrl && typeof rawUrl === 'object' ? (rawUrl as Record<string, unknown>).href : null;
+    const href = typeof url === 'string' ? safeHttpUrl(url) : null;
+    if (!href) continue;
+    const hash = a.blurhash ?? a['toot:blurhash'];
+    let fp = a.focalPoint ?? a['toot:focalPoint'];
+    if (fp && typeof fp === 'object' && !Array.isArray(fp)) fp = (fp as Record<string, unknown>)['@list'];
+    const focalPoint =
+      Array.isArray(fp) && fp.length === 2 && fp.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null;
+    out.set(href, { blurhash: typeof hash === 'string' && hash.length <= 100 ? hash : null, focalPoint });
+  }
+  return out;
 }

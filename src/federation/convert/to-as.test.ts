@@ -197,6 +197,27 @@ describe('status builders', () => {
     });
   });
 
+  it("toAsCreateNote / toAsUpdateNote with media: Documents with Mastodon's plain blurhash and focalPoint keys", async () => {
+    const withMedia: NoteFacts = {
+      ...note,
+      attachments: [
+        { url: 'https://here.test/m/1.png', mediaType: 'image/png', description: 'a cat', width: 10, height: 20, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', focalPoint: [0.5, -0.25] },
+        { url: 'https://here.test/m/2.png', mediaType: 'image/png', description: null, blurhash: null, focalPoint: null },
+      ],
+    };
+    for (const activity of [toAsCreateNote(withMedia), toAsUpdateNote({ ...withMedia, editedAt: new Date('2026-01-03T00:00:00Z') })]) {
+      const doc = (await activity.toJsonLd({ format: 'compact' })) as { '@context': unknown[]; object: { attachment: unknown[] } };
+      expect(doc.object.attachment).toEqual([
+        { type: 'Document', url: 'https://here.test/m/1.png', mediaType: 'image/png', name: 'a cat', width: 10, height: 20, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', focalPoint: [0.5, -0.25] },
+        { type: 'Document', url: 'https://here.test/m/2.png', mediaType: 'image/png' },
+      ]);
+      expect(doc['@context'].at(-1)).toEqual({ blurhash: 'toot:blurhash', focalPoint: { '@container': '@list', '@id': 'toot:focalPoint' } });
+    }
+    // Without media extensions the default context stays as it is.
+    const plain = (await toAsCreateNote(note).toJsonLd({ format: 'compact' })) as { '@context': unknown[] };
+    expect(JSON.stringify(plain['@context'])).not.toContain('blurhash');
+  });
+
   it('toAsCreateNote / toAsUpdateNote / toAsDeleteNote', async () => {
     expect(await json(toAsCreateNote(note))).toEqual({
       type: 'Create',

@@ -7,7 +7,6 @@ import {
   Question,
   Create,
   Delete,
-  Document,
   Endpoints,
   Hashtag,
   LanguageString,
@@ -35,6 +34,7 @@ import type { Context } from '@fedify/fedify';
 import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
 import type { Account } from '../../db/entities/index.ts';
 import { formatFieldValue, formatPlainText, handleKey, type MentionTarget } from '../../lib/text-format.ts';
+import { MediaCreate, MediaDocument, MediaNote, MediaUpdate } from './mastodon-media.ts';
 
 /** What the actor's HTML needs besides the row: the local domain and the accounts its bio mentions. */
 export interface ActorProfileFacts {
@@ -250,13 +250,15 @@ export interface NoteMention {
   acct: string;
 }
 
-/** A media attachment of a Note (filled by the media branch; a Document per item). */
+/** A media attachment of a Note: a Document with Mastodon's blurhash and focalPoint (./mastodon-media.ts). */
 export interface NoteAttachment {
   url: string;
   mediaType: string | null;
   description: string | null;
   width?: number | null;
   height?: number | null;
+  blurhash?: string | null;
+  focalPoint?: readonly [number, number] | null;
 }
 
 /** Everything a Note needs, read from the status row and its mentions and tags (federation/statuses.ts). */
@@ -308,7 +310,7 @@ function noteAddressing(n: NoteFacts) {
 /** The Note a status is (Mastodon's NoteSerializer): content and contentMap by language, summary, tags, attachments. */
 export function toAsNote(n: NoteFacts): Note {
   const { to, cc } = noteAddressing(n);
-  return new Note({
+  return new MediaNote({
     id: new URL(n.uri),
     url: n.url ? new URL(n.url) : null,
     attribution: new URL(n.authorUri),
@@ -325,7 +327,16 @@ export function toAsNote(n: NoteFacts): Note {
       ...n.hashtags.map((t) => new Hashtag({ href: new URL(t.href), name: `#${t.name}` })),
     ],
     attachments: (n.attachments ?? []).map(
-      (a) => new Document({ url: new URL(a.url), mediaType: a.mediaType, name: a.description, width: a.width ?? null, height: a.height ?? null }),
+      (a) =>
+        new MediaDocument({
+          url: new URL(a.url),
+          mediaType: a.mediaType,
+          name: a.description,
+          width: a.width ?? null,
+          height: a.height ?? null,
+          blurhash: a.blurhash ?? null,
+          focalPoint: a.focalPoint ?? null,
+        }),
     ),
   });
 }
@@ -333,14 +344,14 @@ export function toAsNote(n: NoteFacts): Note {
 /** Create(Note): id `<status uri>/activity`, addressed as the Note. */
 export function toAsCreateNote(n: NoteFacts): Create {
   const { to, cc } = noteAddressing(n);
-  return new Create({ id: new URL(`${n.uri}/activity`), actor: new URL(n.authorUri), published: toInstant(n.published), tos: to, ccs: cc, object: toAsNote(n) });
+  return new MediaCreate({ id: new URL(`${n.uri}/activity`), actor: new URL(n.authorUri), published: toInstant(n.published), tos: to, ccs: cc, object: toAsNote(n) });
 }
 
 /** Update(Note) after an edit: a new id per edit time, addressed as the Note. */
 export function toAsUpdateNote(n: NoteFacts): Update {
   const at = n.editedAt ?? n.published;
   const { to, cc } = noteAddressing(n);
-  return new Update({ id: new URL(`${n.uri}#updates/${at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsNote(n) });
+  return new MediaUpdate({ id: new URL(`${n.uri}#updates/${at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsNote(n) });
 }
 
 /** What a deleted status is at its URI. */

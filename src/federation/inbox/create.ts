@@ -25,5 +25,7 @@ export async function onCreate(services: Services, ctx: InboxContext<void>, crea
     deliveredTo,
     requireLocalRelation: true,
     fallback: { to: create.toIds, cc: create.ccIds },
+    // The JSON as received (Fedify keeps it): an attachment's blurhash and focalPoint are read from it.
+    raw: await create.toJsonLd().catch(() => null),
   });
 }

@@ -21,6 +21,6 @@ export async function onUpdate(services: Services, ctx: InboxContext<void>, upda
   if (isStatusObject(object) && update.actorId) {
     const by = await services.db.em().findOne(AccountSchema, { uri: update.actorId.href });
     if (!by || by.domain === null || by.suspendedAt) return;
-    await updateNote(services, ctx, object, by);
+    await updateNote(services, ctx, object, by, await update.toJsonLd().catch(() => null));
   }
 }
