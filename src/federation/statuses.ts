@@ -18,6 +18,8 @@ export interface StatusAsRow {
   deleted: boolean;
   reblogOfId: string | null;
   inReplyToAccountId: string | null;
+  /** Its poll (not deleted), if any: the status is a Question. */
+  pollId: string | null;
   /** Remote accounts the status mentions (also silent ones): recipients of its activities. */
   mentioned: RemoteRecipientRow[];
   note: NoteFacts;
@@ -39,12 +41,12 @@ export function recipientOfRow(r: RemoteRecipientRow) {
   };
 }
 
-/** The statuses `ids` (any that exist, deleted ones included) with their Notes, in three statements. */
+/** The statuses `ids` (any that exist, deleted ones included) with their Notes (or Questions), in four statements. */
 export async function loadStatusesAs(services: Services, ctx: Context<unknown>, ids: readonly string[]): Promise<Map<string, StatusAsRow>> {
   const out = new Map<string, StatusAsRow>();
   if (ids.length === 0) return out;
   const sql = services.db.sql;
-  const [rows, mentions, tags] = await Promise.all([
+  const [rows, mentions, tags, polls] = await Promise.all([
     sql.query<{
       id: string; account_id: string; uri: string; url: string | null; content: string; spoiler_text: string; visibility: string;
       sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
@@ -69,10 +71,17 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         where st.status_id = any($1::bigint[]) order by lower(t.name)`,
       [ids],
     ),
+    // Their polls (not deleted ones): the status is a Question then, with the latest tallies.
+    sql.query<{ id: string; status_id: string; options: string[]; multiple: boolean; expires_at: string | null; closed_at: string | null; cached_tallies: number[]; voters_count: number }>(
+      `select id::text, status_id::text, options, multiple, expires_at, closed_at, cached_tallies, voters_count
+         from polls where status_id = any($1::bigint[]) and state <> 'deleted'`,
+      [ids],
+    ),
   ]);
   const base = services.config.publicUrl;
   for (const r of rows) {
     const mine = mentions.filter((m) => m.status_id === r.id);
+    const poll = polls.find((p) => p.status_id === r.id);
     out.set(r.id, {
       id: r.id,
       accountId: r.account_id,
@@ -81,6 +90,7 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       deleted: r.deleted_at !== null,
       reblogOfId: r.reblog_of_id,
       inReplyToAccountId: r.in_reply_to_account_id,
+      pollId: poll?.id ?? null,
       mentioned: mine.filter((m) => m.domain !== null),
       note: {
         uri: r.uri,
@@ -99,6 +109,15 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         hashtags: tags
           .filter((t) => t.status_id === r.id)
           .map((t) => ({ name: t.name, href: `${base}/tags/${encodeURIComponent(t.name)}` })),
+        poll: poll
+          ? {
+              options: poll.options.map((title, i) => ({ title, votes: Number(poll.cached_tallies[i] ?? 0) })),
+              multiple: poll.multiple,
+              endTime: poll.expires_at ? new Date(poll.expires_at) : null,
+              closedAt: poll.closed_at ? new Date(poll.closed_at) : null,
+              votersCount: poll.voters_count,
+            }
+          : null,
       },
     });
   }
