@@ -7,6 +7,9 @@
 import type { Context } from '@fedify/fedify';
 import type { Services } from '../context.ts';
 import { visibleSql } from '../services/reads/statuses.ts';
+import { loadStatusMedia } from '../services/reads/media.ts';
+import { mediaStorage } from '../services/media-storage.ts';
+import { serializeMediaAttachment } from '../serializers/media-attachment.ts';
 import type { AnnounceFacts, NoteFacts } from './convert/to-as.ts';
 
 /** A status row with what its activities need besides the Note. */
@@ -41,12 +44,12 @@ export function recipientOfRow(r: RemoteRecipientRow) {
   };
 }
 
-/** The statuses `ids` (any that exist, deleted ones included) with their Notes (or Questions), in four statements. */
+/** The statuses `ids` (any that exist, deleted ones included) with their Notes (or Questions) and media, in five statements. */
 export async function loadStatusesAs(services: Services, ctx: Context<unknown>, ids: readonly string[]): Promise<Map<string, StatusAsRow>> {
   const out = new Map<string, StatusAsRow>();
   if (ids.length === 0) return out;
   const sql = services.db.sql;
-  const [rows, mentions, tags, polls] = await Promise.all([
+  const [rows, mentions, tags, polls, media] = await Promise.all([
     sql.query<{
       id: string; account_id: string; uri: string; url: string | null; content: string; spoiler_text: string; visibility: string;
       sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
@@ -77,7 +80,10 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
          from polls where status_id = any($1::bigint[]) and state <> 'deleted'`,
       [ids],
     ),
+    // Their media attachments, in order: a Document each, at the URL clients get.
+    loadStatusMedia(sql, ids),
   ]);
+  const filesBase = mediaStorage(services).baseUrl;
   const base = services.config.publicUrl;
   for (const r of rows) {
     const mine = mentions.filter((m) => m.status_id === r.id);
@@ -109,6 +115,11 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         hashtags: tags
           .filter((t) => t.status_id === r.id)
           .map((t) => ({ name: t.name, href: `${base}/tags/${encodeURIComponent(t.name)}` })),
+        attachments: (media.get(r.id) ?? []).flatMap((m) => {
+          const shown = serializeMediaAttachment(m, filesBase);
+          if (!shown.url) return [];
+          return [{ url: shown.url, mediaType: mediaTypeOf(shown.url), description: m.description, width: m.meta?.original?.width ?? null, height: m.meta?.original?.height ?? null }];
+        }),
         poll: poll
           ? {
               options: poll.options.map((title, i) => ({ title, votes: Number(poll.cached_tallies[i] ?? 0) })),
@@ -122,6 +133,14 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
     });
   }
   return out;
+}
+
+const MEDIA_TYPES: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp' };
+
+/** A stored file's media type from its extension (media-store names files by the sniffed type). */
+function mediaTypeOf(url: string): string | null {
+  const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
+  return (ext && MEDIA_TYPES[ext]) ?? null;
 }
 
 export async function loadStatusAs(services: Services, ctx: Context<unknown>, id: string): Promise<StatusAsRow | null> {

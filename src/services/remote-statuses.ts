@@ -15,6 +15,7 @@ import { applyStatusToStats } from './account-stats.ts';
 import { recordEvent } from './actor-store.ts';
 import { bumpStatusStats, discardStatus } from './statuses.ts';
 import { createPoll, deletePollOfStatus } from './polls.ts';
+import { persistRemoteMedia } from './media.ts';
 import { sqlFromEm } from '../db/sql.ts';
 
 /**
@@ -128,7 +129,9 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     }
     await insertMentions(services, sql, id, input.mentions, now);
     await insertTags(services, sql, id, input.tags, now);
-    // Media: the integrator adds `await persistRemoteMedia(sql, services, id, input.accountId, input.attachments)` here.
+    await persistRemoteMedia(sql, services, id, input.accountId, input.attachments.map((m) => ({
+      url: m.url, mediaType: m.mediaType, name: m.description, blurhash: m.blurhash, width: m.width, height: m.height,
+    })));
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
     const p = input.poll;
