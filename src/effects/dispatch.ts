@@ -209,6 +209,8 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         const statusId = await localPollStatusId(services, event.pollId ?? record.actorId);
         const s = statusId ? await loadStatusAs(services, ctx, statusId) : null;
         if (!s || !s.local || s.deleted || !s.note.poll || !s.pollId) return;
+        // A poll hiding its totals tells nobody until its end (Mastodon sends no Update for it).
+        if (s.note.poll.options.some((o) => o.votes === null)) return;
         const rebloggers = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
           `select distinct a.id::text, a.uri, a.inbox_url, a.shared_inbox_url from statuses r join accounts a on a.id = r.account_id
             where r.reblog_of_id = $1 and r.deleted_at is null and a.domain is not null and a.suspended_at is null`,

@@ -75,8 +75,8 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       [ids],
     ),
     // Their polls (not deleted ones): the status is a Question then, with the latest tallies.
-    sql.query<{ id: string; status_id: string; options: string[]; multiple: boolean; expires_at: string | null; closed_at: string | null; cached_tallies: number[]; voters_count: number }>(
-      `select id::text, status_id::text, options, multiple, expires_at, closed_at, cached_tallies, voters_count
+    sql.query<{ id: string; status_id: string; options: string[]; multiple: boolean; expires_at: string | null; closed_at: string | null; cached_tallies: number[]; voters_count: number; hide_totals: boolean }>(
+      `select id::text, status_id::text, options, multiple, expires_at, closed_at, cached_tallies, voters_count, hide_totals
          from polls where status_id = any($1::bigint[]) and state <> 'deleted'`,
       [ids],
     ),
@@ -122,7 +122,8 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         }),
         poll: poll
           ? {
-              options: poll.options.map((title, i) => ({ title, votes: Number(poll.cached_tallies[i] ?? 0) })),
+              // Counts hidden until the end stay hidden from other servers too (Mastodon's show_totals_now?).
+              options: poll.options.map((title, i) => ({ title, votes: poll.hide_totals && !poll.closed_at ? null : Number(poll.cached_tallies[i] ?? 0) })),
               multiple: poll.multiple,
               endTime: poll.expires_at ? new Date(poll.expires_at) : null,
               closedAt: poll.closed_at ? new Date(poll.closed_at) : null,

@@ -343,6 +343,11 @@ describe('toAsQuestion', () => {
     expect('oneOf' in doc).toBe(false);
   });
 
+  it('a poll hiding its totals: options without counts', async () => {
+    const doc = await json(toAsQuestion({ ...base, poll: { ...poll, options: [{ title: 'tea', votes: null }, { title: 'coffee', votes: null }] } }));
+    expect(doc.oneOf).toEqual([{ type: 'Note', name: 'tea', replies: { type: 'Collection' } }, { type: 'Note', name: 'coffee', replies: { type: 'Collection' } }]);
+  });
+
   it('toAsUpdatePoll: an Update of the Question with an id per Update sent', async () => {
     expect(await json(toAsUpdatePoll({ ...base, poll }, '77'))).toMatchObject({
       type: 'Update',

@@ -231,8 +231,8 @@ export interface NoteFacts {
 
 /** A status' poll, as its Question shows it. */
 export interface NotePoll {
-  /** The options in order, with their counts. */
-  options: { title: string; votes: number }[];
+  /** The options in order, with their counts (null while the poll hides its totals, as Mastodon). */
+  options: { title: string; votes: number | null }[];
   multiple: boolean;
   endTime: Date | null;
   /** Set once the poll has ended. */
@@ -309,6 +309,7 @@ export function toAsNote(n: NoteFacts): Note {
 export function toAsQuestion(n: NoteFacts & { poll: NotePoll }): Question {
   const p = n.poll;
   const options = p.options.map((o) => new Note({ name: o.title, replies: new Collection({ totalItems: o.votes }) }));
+  // (A count of null leaves `totalItems` out: a poll hiding its totals until its end.)
   return new Question({
     ...statusObjectValues(n),
     ...(p.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
