@@ -15,7 +15,7 @@ import type { Context } from '@fedify/fedify';
 import type { Note, Question } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import type { Account } from '../db/entities/index.ts';
-import { applyRemoteTally, recordRemoteVote, type RemoteVoteResult } from '../services/polls.ts';
+import { applyRemoteTally, recordRemoteVote, replaceRemotePoll, type RemoteVoteResult } from '../services/polls.ts';
 import { statusByUri } from '../services/remote-statuses.ts';
 import { questionPoll } from './convert/from-as.ts';
 import type { VoteFacts } from './convert/to-as.ts';
@@ -51,18 +51,27 @@ export async function receiveVote(services: Services, note: Note, by: Account): 
 
 /**
  * Update(Question) from its author: an edit (a newer `updated`) goes through updateNote like a
- * Note's; the tallies, votersCount and `closed` through applyRemoteTally, whatever else changed.
- * Returns whether the tallies were applied.
+ * Note's, and when it changed the poll (other options or kind) the poll is replaced, votes reset,
+ * as Mastodon's UpdateStatusService does; otherwise the tallies, votersCount and `closed` are
+ * applied through applyRemoteTally. Returns whether the poll changed.
  */
 export async function updateQuestion(services: Services, ctx: Context<void>, q: Question, author: Account): Promise<boolean> {
   if (!ownedBy(q, author)) return false;
   const status = await statusByUri(services, q.id!.href);
   if (!status || status.local || status.deleted || status.accountId !== author.id) return false;
-  if (q.updated) await updateNote(services, ctx, q, author);
+  const edited = q.updated ? (await updateNote(services, ctx, q, author)) !== null : false;
   const poll = await questionPoll(q);
   if (!poll) return false;
-  const [row] = await services.db.sql.query<{ id: string }>(`select id::text from polls where status_id = $1 and state <> 'deleted'`, [status.id]);
-  if (!row) return false;
+  const [row] = await services.db.sql.query<{ id: string; options: string[]; multiple: boolean }>(
+    `select id::text, options, multiple from polls where status_id = $1 and state <> 'deleted'`,
+    [status.id],
+  );
+  const changed = !row || row.multiple !== poll.multiple || row.options.length !== poll.options.length || row.options.some((o, i) => o !== poll.options[i]);
+  if (changed) {
+    // Only an edit may change a poll (a mere tally Update with other options is refused).
+    if (!edited) return false;
+    return (await replaceRemotePoll(services, status.id, author.id, { uri: q.id!.href, ...poll })) !== null;
+  }
   return applyRemoteTally(services, row.id, poll.counts, poll.votersCount, poll.closed);
 }
 

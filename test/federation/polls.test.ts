@@ -6,7 +6,8 @@
  * takes the poll with it; and the 3-minute Update throttle, counted at a fake remote inbox.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { Create, Note } from '@fedify/vocab';
+import { Collection, Create, Mention, Note, PUBLIC_COLLECTION, Question, Update, type Activity } from '@fedify/vocab';
+import { Temporal } from '@js-temporal/polyfill';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { startSinks, type Sinks } from '../helpers/sink.ts';
@@ -80,7 +81,7 @@ const votesOn = (r: TestRoost, pollId: string) =>
 const tallies = async (r: TestRoost, uri: string) => (await pollOf(r, uri))?.cached_tallies.join(',');
 
 /** Sends activities from B's bob straight to alice's inbox, in order, and waits until A is idle. */
-async function sendFromBob(...activities: Create[]) {
+async function sendFromBob(...activities: Activity[]) {
   const ctx = b.federation.createContext(new URL(b.url), undefined);
   const to = { id: new URL(a.at('/users/alice')), inboxId: new URL(a.at('/users/alice/inbox')) };
   for (const activity of activities) await ctx.sendActivity({ identifier: 'bob' }, to, activity);
@@ -225,6 +226,56 @@ describe('polls between two instances', () => {
     expect((await bob.api(`/api/v1/polls/${onB.id}`)).status).toBe(404);
     const [s] = await b.services.db.sql.query<{ deleted: boolean }>(`select deleted_at is not null as deleted from statuses where uri = $1`, [d.uri]);
     expect(s).toEqual({ deleted: true });
+  });
+});
+
+describe('a remote Question arriving at A (as a Mastodon server sends it)', () => {
+  it('Create(Question) stores the poll with its tallies; Update(Question) applies tallies, and an edit may replace the poll', async () => {
+    const uri = b.at('/users/bob/statuses/q1');
+    const at = (ms: number) => Temporal.Instant.fromEpochMilliseconds(Math.floor(ms / 1000) * 1000) as unknown as globalThis.Temporal.Instant;
+    const published = Date.now() - 60_000;
+    const endTime = Date.now() + 3600_000;
+    const question = (o: { options: [string, number][]; multiple?: boolean; voters: number; updated?: number }) => {
+      const options = o.options.map(([name, n]) => new Note({ name, replies: new Collection({ totalItems: n }) }));
+      return new Question({
+        id: new URL(uri),
+        attribution: new URL(b.at('/users/bob')),
+        to: PUBLIC_COLLECTION,
+        cc: new URL(a.at('/users/alice')),
+        content: '<p>Which, @alice?</p>',
+        tags: [new Mention({ href: new URL(a.at('/users/alice')), name: `@alice@${a.config.domain}` })],
+        published: at(published),
+        ...(o.updated ? { updated: at(o.updated) } : {}),
+        ...(o.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+        endTime: at(endTime),
+        voters: o.voters,
+      });
+    };
+    const actor = new URL(b.at('/users/bob'));
+    await sendFromBob(new Create({ id: new URL(`${uri}/activity`), actor, to: PUBLIC_COLLECTION, object: question({ options: [['x', 2], ['y', 1]], voters: 3 }) }));
+    const stored = (await pollOf(a, uri))!;
+    expect(stored).toMatchObject({ local: false, options: ['x', 'y'], cached_tallies: [2, 1], votes_count: 3, voters_count: 3, multiple: false, state: 'open' });
+    expect(new Date(stored.expires_at!).getTime()).toBe(Math.floor(endTime / 1000) * 1000);
+    const [s] = await a.services.db.sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [uri]);
+    expect((await alice.api(`/api/v1/statuses/${s!.id}`)).body.poll).toMatchObject({
+      id: stored.id, multiple: false, votes_count: 3, voters_count: 3, options: [{ title: 'x', votes_count: 2 }, { title: 'y', votes_count: 1 }],
+    });
+
+    // A tally Update: applied. One with other options that is not an edit: refused.
+    await sendFromBob(
+      new Update({ id: new URL(`${uri}#updates/1`), actor, to: PUBLIC_COLLECTION, object: question({ options: [['x', 5], ['y', 1]], voters: 6 }) }),
+      new Update({ id: new URL(`${uri}#updates/2`), actor, to: PUBLIC_COLLECTION, object: question({ options: [['p', 9], ['q', 9]], voters: 18 }) }),
+    );
+    expect(await pollOf(a, uri)).toMatchObject({ id: stored.id, options: ['x', 'y'], cached_tallies: [5, 1], voters_count: 6 });
+    // An edit that changes the poll: a new poll, as stated (votes reset, as Mastodon).
+    await sendFromBob(new Update({
+      id: new URL(`${uri}#updates/3`), actor, to: PUBLIC_COLLECTION,
+      object: question({ options: [['x', 0], ['z', 0]], multiple: true, voters: 0, updated: Date.now() - 1000 }),
+    }));
+    const replaced = (await pollOf(a, uri))!;
+    expect(replaced).toMatchObject({ options: ['x', 'z'], multiple: true, cached_tallies: [0, 0], voters_count: 0, state: 'open' });
+    expect(replaced.id).not.toBe(stored.id);
+    expect((await alice.api(`/api/v1/statuses/${s!.id}`)).body.poll).toMatchObject({ id: replaced.id, multiple: true });
   });
 });
 
