@@ -218,6 +218,18 @@ describe('polls between two instances', () => {
     expect(typeof doc.closed).toBe('string');
   });
 
+  it('a poll hiding its totals is served without counts until its end', async () => {
+    const r = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'Secret ballot', poll: { options: ['aye', 'nay'], expires_in: 3600, hide_totals: true } } });
+    expect(r.status).toBe(200);
+    const dora = await createTestUser(a, 'dora2');
+    expect((await dora.api(`/api/v1/polls/${r.body.poll.id}/votes`, { method: 'POST', body: { choices: ['0'] } })).status).toBe(200);
+    const doc = (await (await fetch(r.body.uri, { headers: AP })).json()) as Record<string, unknown>;
+    expect([doc.type, doc.oneOf, doc.votersCount]).toEqual([
+      'Question', [{ type: 'Note', name: 'aye', replies: { type: 'Collection' } }, { type: 'Note', name: 'nay', replies: { type: 'Collection' } }], 1,
+    ]);
+    expect(await pollArrived(b, r.body.uri)).toMatchObject({ options: ['aye', 'nay'], cached_tallies: [0, 0] });
+  });
+
   it('a Delete removes the status and its poll on B', async () => {
     const d = await ask(['keep', 'drop']);
     const onB = await pollArrived(b, d.uri);
