@@ -37,8 +37,11 @@ import {
   toAsUndoAnnounce,
   toAsLike,
   toAsUndoLike,
+  toAsUpdatePoll,
+  toAsVote,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
+import { loadVoteAs, localPollStatusId, remoteVoters } from '../federation/polls.ts';
 import { announceFacts, loadStatusAs, loadStatusesAs, recipientOfRow, type StatusAsRow } from '../federation/statuses.ts';
 import type { OutboxRecord } from './outbox.ts';
 
@@ -197,6 +200,36 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         await send(account.username, recipientOfRow(author), undo ? toAsUndoLike(like) : toAsLike(like), {
           orderingKey: `favourite ${account.uri} ${status.note.uri}`,
         });
+        return;
+      }
+      // A local poll's throttled Update is due (or it closed): Update(Question) with the latest
+      // tallies to the status' audience, its remote voters and those who reblogged it (Mastodon's
+      // DistributePollUpdateWorker). The machine emits this at most once per 3 minutes per poll.
+      case 'poll.updated': {
+        const statusId = await localPollStatusId(services, event.pollId ?? record.actorId);
+        const s = statusId ? await loadStatusAs(services, ctx, statusId) : null;
+        if (!s || !s.local || s.deleted || !s.note.poll || !s.pollId) return;
+        // A poll hiding its totals tells nobody until its end (Mastodon sends no Update for it).
+        if (s.note.poll.options.some((o) => o.votes === null)) return;
+        const rebloggers = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
+          `select distinct a.id::text, a.uri, a.inbox_url, a.shared_inbox_url from statuses r join accounts a on a.id = r.account_id
+            where r.reblog_of_id = $1 and r.deleted_at is null and a.domain is not null and a.suspended_at is null`,
+          [s.id],
+        );
+        await sendToAudience(s, toAsUpdatePoll({ ...s.note, poll: s.note.poll }, record.id), [...(await remoteVoters(services, s.pollId)), ...rebloggers]);
+        log.info({ statusId: s.id, pollId: s.pollId }, 'Update(Question) sent');
+        return;
+      }
+      // A local account voted on a remote poll: one Create(Note) per choice to the poll's author.
+      case 'poll.voted': {
+        const voted = record.event as unknown as { pollId: string; voterId: string; choices: number[]; local: boolean };
+        if (!voted.local) return;
+        const vote = await loadVoteAs(services, voted.pollId, voted.voterId, voted.choices);
+        if (!vote) return;
+        for (const v of vote.votes) {
+          await send(vote.voterUsername, recipientOfRow(vote.author), toAsVote(v), { orderingKey: `vote ${v.voterUri} ${v.questionUri}` });
+        }
+        log.info({ pollId: voted.pollId, choices: vote.votes.length }, 'votes sent');
         return;
       }
       // A local account asks a remote one: Follow.

@@ -19,7 +19,7 @@ import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
 import { localAccountCounters } from '../services/reads/accounts.ts';
 import { findLocalAccount } from '../services/accounts.ts';
-import { toAsAnnounce, toAsCreateNote, toAsNote, toAsTombstone } from './convert/to-as.ts';
+import { toAsAnnounce, toAsCreateNote, toAsStatusObject, toAsTombstone } from './convert/to-as.ts';
 import { announceFacts, loadStatusAs, loadStatusesAs, outboxPage, remoteMaySee } from './statuses.ts';
 import { onCreate } from './inbox/create.ts';
 import { onAnnounce } from './inbox/announce.ts';
@@ -319,7 +319,8 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setObjectDispatcher(Note, '/users/{identifier}/statuses/{id}', async (_ctx, { identifier, id }) => {
       const s = await localStatus(identifier, id);
       if (!s || s.reblogOfId) return null;
-      return s.deleted ? (toAsTombstone(s.note.uri) as unknown as Note) : toAsNote(s.note);
+      // A status with a poll is a Question (served at the same URI, as Mastodon).
+      return s.deleted ? (toAsTombstone(s.note.uri) as unknown as Note) : (toAsStatusObject(s.note) as unknown as Note);
     })
     .authorize((ctx, { identifier, id }) => mayFetch(ctx, identifier, id));
   // The activity of a status: Create for a post, Announce for a reblog (whose uri it is), for

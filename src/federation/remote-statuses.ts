@@ -6,11 +6,11 @@
  * one service function, services/remote-statuses.ts persistRemoteStatus.
  */
 import type { Context } from '@fedify/fedify';
-import { isActor } from '@fedify/vocab';
+import { isActor, Question } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { AccountSchema, type Account } from '../db/entities/index.ts';
 import { persistRemoteStatus, statusByUri, updateRemoteStatus, type RemoteStatusInput } from '../services/remote-statuses.ts';
-import { isPublicCollection, isStatusObject, noteFields, persistAccount, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
+import { isPublicCollection, isStatusObject, noteFields, persistAccount, questionPoll, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
 import { REMOTE_FETCH_LIMITS } from './loaders.ts';
 import { lookupObjectSafely } from './lookup.ts';
@@ -47,7 +47,7 @@ type StatusObject = Parameters<typeof noteFields>[0];
 const MAX_MENTIONS_FETCHED = 4;
 
 /** Whether `note` may be stored as `author`'s: attributed to it, with an id on its host. */
-function ownedBy(note: StatusObject, author: Account): boolean {
+export function ownedBy(note: StatusObject, author: Account): boolean {
   if (!note.id || note.id.host !== new URL(author.uri).host) return false;
   const attributed = note.attributionIds;
   return attributed.length > 0 && attributed[0]!.href === author.uri;
@@ -114,6 +114,8 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     if (account && !mentions.some((m) => m.accountId === account.id)) mentions.push({ accountId: account.id, silent: false });
   }
   const parentId = f.inReplyToUri ? await resolveParent(services, ctx, new URL(f.inReplyToUri), o) : null;
+  // A Question is a status with a poll (one that cannot be read is stored without it).
+  const poll = note instanceof Question ? await questionPoll(note) : null;
   const input: RemoteStatusInput = {
     uri: f.uri,
     url: f.url,
@@ -129,6 +131,7 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     createdAt: f.published,
     editedAt: f.updated,
     attachments: f.attachments,
+    poll,
   };
   return (await persistRemoteStatus(services, input)).id;
 }

@@ -19,6 +19,8 @@ export interface StatusAsRow {
   deleted: boolean;
   reblogOfId: string | null;
   inReplyToAccountId: string | null;
+  /** Its poll (not deleted), if any: the status is a Question. */
+  pollId: string | null;
   /** Remote accounts the status mentions (also silent ones): recipients of its activities. */
   mentioned: RemoteRecipientRow[];
   note: NoteFacts;
@@ -40,12 +42,12 @@ export function recipientOfRow(r: RemoteRecipientRow) {
   };
 }
 
-/** The statuses `ids` (any that exist, deleted ones included) with their Notes, in four statements. */
+/** The statuses `ids` (any that exist, deleted ones included) with their Notes (or Questions), media and polls, in five statements. */
 export async function loadStatusesAs(services: Services, ctx: Context<unknown>, ids: readonly string[]): Promise<Map<string, StatusAsRow>> {
   const out = new Map<string, StatusAsRow>();
   if (ids.length === 0) return out;
   const sql = services.db.sql;
-  const [rows, mentions, tags, media] = await Promise.all([
+  const [rows, mentions, tags, media, polls] = await Promise.all([
     sql.query<{
       id: string; account_id: string; uri: string; url: string | null; content: string; spoiler_text: string; visibility: string;
       sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
@@ -79,6 +81,12 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
          from media_attachments m where m.status_id = any($1::bigint[]) order by m.status_id, m.position, m.id`,
       [ids],
     ),
+    // Their polls (not deleted ones): the status is a Question then, with the latest tallies.
+    sql.query<{ id: string; status_id: string; options: string[]; multiple: boolean; expires_at: string | null; closed_at: string | null; cached_tallies: number[]; voters_count: number; hide_totals: boolean }>(
+      `select id::text, status_id::text, options, multiple, expires_at, closed_at, cached_tallies, voters_count, hide_totals
+         from polls where status_id = any($1::bigint[]) and state <> 'deleted'`,
+      [ids],
+    ),
   ]);
   const filesBase = mediaStorage(services).baseUrl;
   const attachmentsOf = (statusId: string) =>
@@ -99,6 +107,7 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
   const base = services.config.publicUrl;
   for (const r of rows) {
     const mine = mentions.filter((m) => m.status_id === r.id);
+    const poll = polls.find((p) => p.status_id === r.id);
     out.set(r.id, {
       id: r.id,
       accountId: r.account_id,
@@ -107,6 +116,7 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       deleted: r.deleted_at !== null,
       reblogOfId: r.reblog_of_id,
       inReplyToAccountId: r.in_reply_to_account_id,
+      pollId: poll?.id ?? null,
       mentioned: mine.filter((m) => m.domain !== null),
       note: {
         uri: r.uri,
@@ -126,6 +136,16 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
           .filter((t) => t.status_id === r.id)
           .map((t) => ({ name: t.name, href: `${base}/tags/${encodeURIComponent(t.name)}` })),
         attachments: attachmentsOf(r.id),
+        poll: poll
+          ? {
+              // Counts hidden until the end stay hidden from other servers too (Mastodon's show_totals_now?).
+              options: poll.options.map((title, i) => ({ title, votes: poll.hide_totals && !poll.closed_at ? null : Number(poll.cached_tallies[i] ?? 0) })),
+              multiple: poll.multiple,
+              endTime: poll.expires_at ? new Date(poll.expires_at) : null,
+              closedAt: poll.closed_at ? new Date(poll.closed_at) : null,
+              votersCount: poll.voters_count,
+            }
+          : null,
       },
     });
   }

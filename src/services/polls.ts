@@ -11,6 +11,7 @@
  *   closePoll           the close timer at expires_at (timers.ts)
  *   sendPollUpdate      the throttled Update timer (timers.ts): `poll.updated` in the outbox
  *   deletePollOfStatus  its status was deleted, in that transaction (statuses.ts deleteStatus)
+ *   replaceRemotePoll   a remote edit changed the poll (inbound Update(Question))
  *
  * Every event the actor emits is written to the outbox by the store; the timers it asks for
  * (`poll.close_scheduled`, `poll.update_scheduled`) are scheduled here in the same transaction,
@@ -345,4 +346,42 @@ export async function sendPollUpdate(services: Services, pollId: string): Promis
 export async function deletePollOfStatus(services: Services, em: EntityManager, statusId: string, origin: Origin): Promise<void> {
   const [poll] = await sqlFromEm(em).query<{ id: string }>(`select id::text from polls where status_id = $1`, [statusId]);
   if (poll) await stepPoll(services, em, poll.id, { type: 'poll.delete' }, origin);
+}
+
+/**
+ * A remote status' poll after an edit that changed it (Mastodon's UpdateStatusService with
+ * significant changes: other options or kind, or a poll where there was none): the old poll goes
+ * (`poll.deleted`, its votes and timers with it) and the new one is created with the stated
+ * tallies, in one transaction. Returns the new poll's id, or null when the status is not a live
+ * remote status of `accountId`.
+ */
+export async function replaceRemotePoll(
+  services: Services,
+  statusId: string,
+  accountId: string,
+  poll: { uri: string; options: string[]; counts: number[]; multiple: boolean; expiresAt: Date | null; votersCount: number | null },
+): Promise<string | null> {
+  return services.db.em().transactional(async (em) => {
+    const sql = sqlFromEm(em);
+    const [status] = await sql.query<{ id: string }>(
+      `select id::text from statuses where id = $1 and account_id = $2 and not local and deleted_at is null for update`,
+      [statusId, accountId],
+    );
+    if (!status) return null;
+    await deletePollOfStatus(services, em, statusId, 'federation');
+    // One poll per status: the old row goes once its actor has ended (its votes with it).
+    await sql.query(`delete from polls where status_id = $1 and state = 'deleted'`, [statusId]);
+    return createPoll(services, sql, {
+      statusId,
+      accountId,
+      local: false,
+      uri: poll.uri,
+      options: poll.options,
+      multiple: poll.multiple,
+      hideTotals: false,
+      expiresAt: poll.expiresAt,
+      votes: poll.counts,
+      votersCount: poll.votersCount ?? (poll.multiple ? 0 : poll.counts.reduce((sum, n) => sum + n, 0)),
+    }, 'federation');
+  });
 }

@@ -18,6 +18,8 @@ import { persistRemoteMedia, type RemoteMediaItem } from './media.ts';
 import { schedulePreviewCard } from './preview-cards.ts';
 import { syncRemoteMedia } from './remote-media.ts';
 import { recordOriginalVersion, recordStatusVersion } from './status-versions.ts';
+import { createPoll, deletePollOfStatus } from './polls.ts';
+import { sqlFromEm } from '../db/sql.ts';
 
 /** A remote media attachment as the Note lists it (federation/convert/from-as.ts reads it). */
 export type { RemoteMediaItem } from './media.ts';
@@ -41,6 +43,17 @@ export interface RemoteStatusInput {
   createdAt: Date;
   editedAt: Date | null;
   attachments: RemoteMediaItem[];
+  /** A Question's poll, stored with the status (its own actor, closed by its timer at expiresAt). */
+  poll?: RemotePollInput | null;
+}
+
+/** A remote poll as its Question states it (federation/convert/from-as.ts questionPoll). */
+export interface RemotePollInput {
+  options: string[];
+  counts: number[];
+  multiple: boolean;
+  expiresAt: Date | null;
+  votersCount: number | null;
 }
 
 async function insertMentions(services: Services, sql: Sql, statusId: string, mentions: RemoteStatusInput['mentions'], now: Date) {
@@ -110,11 +123,30 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     if (input.content.includes('<a ')) await schedulePreviewCard(services, sql, id, null);
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
+    const p = input.poll;
+    const pollId = p
+      ? await createPoll(services, sql, {
+          statusId: id,
+          accountId: input.accountId,
+          local: false,
+          uri: input.uri,
+          options: p.options,
+          multiple: p.multiple,
+          hideTotals: false,
+          expiresAt: p.expiresAt,
+          votes: p.counts,
+          // Unsaid for a single-choice poll: one voter per vote.
+          votersCount: p.votersCount ?? (p.multiple ? 0 : p.counts.reduce((sum, n) => sum + n, 0)),
+        }, 'federation')
+      : null;
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: id,
       origin: 'federation',
-      event: { type: 'status.created', statusId: id, accountId: input.accountId, visibility: input.visibility, inReplyToId: parent ? input.inReplyToId : null },
+      event: {
+        type: 'status.created', statusId: id, accountId: input.accountId, visibility: input.visibility, inReplyToId: parent ? input.inReplyToId : null,
+        ...(pollId ? { pollId } : {}),
+      },
     });
     return { id, created: true };
   });
@@ -185,7 +217,9 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
  */
 export async function deleteRemoteStatus(services: Services, accountId: string, uri: string): Promise<boolean> {
   const now = services.clock.now();
-  return services.db.sql.transaction(async (sql) => {
+  // An entity manager's transaction: the status' poll actor steps in it (the actor store's way).
+  return services.db.em().transactional(async (em) => {
+    const sql = sqlFromEm(em);
     const [s] = await sql.query<{ id: string; created_at: string; in_reply_to_id: string | null; reblog_of_id: string | null }>(
       `select id::text, created_at, in_reply_to_id::text, reblog_of_id::text from statuses
         where uri = $1 and account_id = $2 and not local and deleted_at is null for update`,
@@ -202,6 +236,7 @@ export async function deleteRemoteStatus(services: Services, accountId: string, 
       });
       return true;
     }
+    await deletePollOfStatus(services, em, s.id, 'federation');
     const reblogs = await sql.query<{ id: string; account_id: string; created_at: string }>(
       `select id::text, account_id::text, created_at from statuses where reblog_of_id = $1 and deleted_at is null for update`,
       [s.id],

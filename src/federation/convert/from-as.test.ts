@@ -101,9 +101,9 @@ describe('noteFields', () => {
     expect([f.to, f.cc, f.published, f.updated, f.language, f.content]).toEqual([[FOLLOWERS], [], now, null, null, 'plain']);
   });
 
-  it('stores Notes and Articles; Questions are left to the polls branch', () => {
+  it('stores Notes, Articles and Questions (a status with a poll)', () => {
     expect(isStatusObject(new Note({}))).toBe(true);
     expect(isStatusObject(new Article({}))).toBe(true);
-    expect(isStatusObject(new Question({}))).toBe(false);
+    expect(isStatusObject(new Question({}))).toBe(true);
   });
 });

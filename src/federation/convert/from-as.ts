@@ -16,6 +16,7 @@ import {
   Mention,
   Note,
   PropertyValue,
+  Question,
   Video,
   type Actor,
   type Link,
@@ -152,7 +153,7 @@ const LANGUAGE = /^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{1,8})*$/;
 /** What Mastodon takes as a hashtag name. */
 const HASHTAG = /^[\p{L}\p{M}\p{N}_]{1,255}$/u;
 
-type StatusObject = Note | Article;
+type StatusObject = Note | Article | Question;
 
 /**
  * Tags and attachments are read as embedded in the Note, never fetched by a link (as Mastodon
@@ -162,9 +163,9 @@ const NO_FETCH: DocumentLoader = async (url) => {
   throw new Error(`not fetched: ${url}`);
 };
 
-/** The kinds of object Roost stores as a status (Question belongs to polls: not taken here). */
+/** The kinds of object Roost stores as a status (a Question is one with a poll: questionPoll). */
 export function isStatusObject(o: unknown): o is StatusObject {
-  return o instanceof Note || o instanceof Article;
+  return o instanceof Note || o instanceof Article || o instanceof Question;
 }
 
 function linkHref(u: URL | Link | null | undefined): string | null {
@@ -298,4 +299,64 @@ function mediaExtras(raw: unknown, noteId: string): Map<string, { blurhash: stri
     out.set(href, { blurhash: typeof hash === 'string' && hash.length <= 100 ? hash : null, focalPoint });
   }
   return out;
+}
+
+// --- Polls: what a Question says of its poll --------------------------------------------------
+
+/** At most this many options of a Question are looked at; a Question with more has no poll here. */
+export const MAX_REMOTE_POLL_OPTIONS = 20;
+/** Option titles are kept whole up to this length (a vote Note must repeat the title exactly). */
+const POLL_OPTION_LIMIT = 1_000;
+
+/** A remote poll as its Question states it. */
+export interface QuestionPoll {
+  options: string[];
+  /** Votes per option, in order. */
+  counts: number[];
+  multiple: boolean;
+  /** endTime (else the `closed` instant). */
+  expiresAt: Date | null;
+  /** `closed` is set (an instant or true). */
+  closed: boolean;
+  /** votersCount, when the server says it. */
+  votersCount: number | null;
+}
+
+/**
+ * The poll of a Question (Mastodon's PollParser): `anyOf` (multiple) or `oneOf` options, each a
+ * Note whose `name` is the title and `replies.totalItems` its votes, read as embedded (nothing is
+ * fetched); `endTime`, `closed`, `votersCount`. Null when it has no options, too many, blank or
+ * duplicate titles (nothing a vote could name).
+ */
+export async function questionPoll(q: Question): Promise<QuestionPoll | null> {
+  const multiple = q.inclusiveOptionIds.length > 0 || (await hasAny(q.getInclusiveOptions({ suppressError: true, documentLoader: NO_FETCH })));
+  const items = multiple ? q.getInclusiveOptions({ suppressError: true, documentLoader: NO_FETCH }) : q.getExclusiveOptions({ suppressError: true, documentLoader: NO_FETCH });
+  const options: string[] = [];
+  const counts: number[] = [];
+  for await (const o of items) {
+    if (options.length >= MAX_REMOTE_POLL_OPTIONS) return null;
+    const title = plainText(o.name, POLL_OPTION_LIMIT).trim();
+    if (!title || options.includes(title)) return null;
+    const replies = await o.getReplies({ suppressError: true, documentLoader: NO_FETCH }).catch(() => null);
+    const n = replies?.totalItems;
+    options.push(title);
+    counts.push(typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : 0);
+  }
+  if (options.length === 0) return null;
+  const closedAt = q.closed instanceof Object && 'epochMilliseconds' in q.closed ? new Date(q.closed.epochMilliseconds) : null;
+  const end = q.endTime ? new Date(q.endTime.epochMilliseconds) : closedAt;
+  const voters = q.voters;
+  return {
+    options,
+    counts,
+    multiple,
+    expiresAt: end && Number.isFinite(end.getTime()) ? end : null,
+    closed: q.closed === true || closedAt !== null,
+    votersCount: typeof voters === 'number' && Number.isSafeInteger(voters) && voters >= 0 ? voters : null,
+  };
+}
+
+async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
+  for await (const _ of items) return true;
+  return false;
 }

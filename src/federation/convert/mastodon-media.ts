@@ -4,7 +4,7 @@
  *
  * - MediaDocument: a Document that adds both to its expanded form, so they are in every document
  *   built from it (and covered by the object integrity proof, which is made from the same JSON).
- * - MediaNote, MediaCreate, MediaUpdate: compacted (also when served by the object dispatcher,
+ * - MediaNote, MediaQuestion, MediaCreate, MediaUpdate: compacted (also when served by the object dispatcher,
  *   which asks for no format) with Fedify's default context plus the two
  *   term definitions (as Mastodon's own context has them), so peers that read plain JSON
  *   (Mastodon does) find `blurhash` and `focalPoint`, not `toot:blurhash`. Without a media
@@ -13,7 +13,7 @@
  *   would parse and re-serialize it with its vocabulary, dropping both (Roost does not use it for
  *   statuses).
  */
-import { Create, Document, Note, Update } from '@fedify/vocab';
+import { Create, Document, Note, Question, Update } from '@fedify/vocab';
 
 const TOOT = 'http://joinmastodon.org/ns#';
 const MEDIA_TERMS = { blurhash: 'toot:blurhash', focalPoint: { '@container': '@list', '@id': 'toot:focalPoint' } } as const;
@@ -75,6 +75,12 @@ export class MediaCreate extends Create {
 }
 
 export class MediaUpdate extends Update {
+  override async toJsonLd(options: ToJsonLdOptions = {}): Promise<unknown> {
+    return compactWithMediaTerms(options, (o) => super.toJsonLd(o));
+  }
+}
+
+export class MediaQuestion extends Question {
   override async toJsonLd(options: ToJsonLdOptions = {}): Promise<unknown> {
     return compactWithMediaTerms(options, (o) => super.toJsonLd(o));
   }

@@ -7,6 +7,9 @@ import {
   toAsFollow,
   toAsMove,
   toAsQuestion,
+  toAsStatusObject,
+  toAsUpdatePoll,
+  toAsVote,
   toAsReject,
   toAsRejectActivity,
   toAsUndoBlock,
@@ -291,54 +294,108 @@ describe('status builders', () => {
 });
 
 describe('toAsQuestion', () => {
-  const base = {
+  const base: NoteFacts = {
     uri: 'https://here.test/users/ann/statuses/1',
     url: 'https://here.test/@ann/1',
-    attributedTo: 'https://here.test/users/ann',
+    authorUri: 'https://here.test/users/ann',
+    followersUri: 'https://here.test/users/ann/followers',
+    visibility: 'public',
     content: '<p>Tea or coffee?</p>',
-    summary: null,
+    language: null,
+    spoilerText: '',
     sensitive: false,
+    inReplyToUri: null,
     published: new Date('2026-05-01T10:00:00Z'),
-    to: ['https://www.w3.org/ns/activitystreams#Public'],
-    cc: ['https://here.test/users/ann/followers'],
+    editedAt: null,
+    mentions: [{ uri: 'https://there.test/users/bob', acct: 'bob@there.test' }],
+    hashtags: [{ name: 'drinks', href: 'https://here.test/tags/drinks' }],
+  };
+  const poll = {
     options: [{ title: 'tea', votes: 3 }, { title: 'coffee', votes: 5 }],
+    multiple: false,
     endTime: new Date('2026-05-02T10:00:00Z'),
+    closedAt: null,
     votersCount: 8,
   };
   const option = (name: string, totalItems: number) => ({ type: 'Note', name, replies: { type: 'Collection', totalItems } });
 
-  it('a single-choice poll: oneOf Notes with their counts, endTime, votersCount; not closed yet', async () => {
-    expect(await json(toAsQuestion({ ...base, multiple: false, closedAt: null }))).toEqual({
+  it('a single-choice poll: the Note\'s fields, oneOf Notes with their counts, endTime, votersCount; not closed yet', async () => {
+    expect(await json(toAsQuestion({ ...base, poll }))).toEqual({
       id: base.uri,
       type: 'Question',
       votersCount: 8,
-      attributedTo: base.attributedTo,
-      cc: 'https://here.test/users/ann/followers',
+      attributedTo: base.authorUri,
+      to: 'as:Public',
+      cc: [base.followersUri, 'https://there.test/users/bob'],
       content: '<p>Tea or coffee?</p>',
       endTime: '2026-05-02T10:00:00Z',
       oneOf: [option('tea', 3), option('coffee', 5)],
       published: '2026-05-01T10:00:00Z',
       sensitive: false,
-      to: 'as:Public',
       url: base.url,
+      tag: [
+        { type: 'Mention', href: 'https://there.test/users/bob', name: '@bob@there.test' },
+        { type: 'Hashtag', href: 'https://here.test/tags/drinks', name: '#drinks' },
+      ],
     });
+    // What a status with a poll is, in its Create too.
+    expect(await json(toAsStatusObject({ ...base, poll }))).toEqual(await json(toAsQuestion({ ...base, poll })));
+    expect(((await json(toAsCreateNote({ ...base, poll }))).object as { type: string }).type).toBe('Question');
+    expect((await json(toAsStatusObject(base))).type).toBe('Note');
   });
 
-  it('a multiple-choice poll that ended: anyOf, closed at its end, the last tallies, a content warning, a reply', async () => {
+  it('a multiple-choice poll that ended: anyOf, closed at its end, the last tallies, a content warning, a reply, media', async () => {
     const doc = await json(toAsQuestion({
-      ...base, multiple: true, closedAt: new Date('2026-05-02T10:00:00Z'), updated: new Date('2026-05-02T10:00:00Z'), votersCount: 6,
-      summary: 'drinks', sensitive: true, inReplyTo: 'https://there.test/notes/9',
+      ...base, spoilerText: 'drinks', sensitive: true, inReplyToUri: 'https://there.test/notes/9', editedAt: new Date('2026-05-01T11:00:00Z'),
+      attachments: [{ url: 'https://here.test/system/a.png', mediaType: 'image/png', description: 'a cup' }],
+      poll: { ...poll, multiple: true, closedAt: new Date('2026-05-02T10:00:00Z'), votersCount: 6 },
     }));
     expect(doc).toMatchObject({
       type: 'Question',
       anyOf: [option('tea', 3), option('coffee', 5)],
       closed: '2026-05-02T10:00:00Z',
-      updated: '2026-05-02T10:00:00Z',
+      updated: '2026-05-01T11:00:00Z',
       votersCount: 6,
       summary: 'drinks',
       sensitive: true,
       inReplyTo: 'https://there.test/notes/9',
+      attachment: { type: 'Document', url: 'https://here.test/system/a.png', mediaType: 'image/png', name: 'a cup' },
     });
     expect('oneOf' in doc).toBe(false);
+  });
+
+  it('a poll hiding its totals: options without counts', async () => {
+    const doc = await json(toAsQuestion({ ...base, poll: { ...poll, options: [{ title: 'tea', votes: null }, { title: 'coffee', votes: null }] } }));
+    expect(doc.oneOf).toEqual([{ type: 'Note', name: 'tea', replies: { type: 'Collection' } }, { type: 'Note', name: 'coffee', replies: { type: 'Collection' } }]);
+  });
+
+  it('toAsUpdatePoll: an Update of the Question with an id per Update sent', async () => {
+    expect(await json(toAsUpdatePoll({ ...base, poll }, '77'))).toMatchObject({
+      type: 'Update',
+      id: `${base.uri}#updates/poll/77`,
+      actor: base.authorUri,
+      to: 'as:Public',
+      object: { type: 'Question', id: base.uri, oneOf: [option('tea', 3), option('coffee', 5)] },
+    });
+  });
+
+  it('toAsVote: Create(Note) named after the option, in reply to the Question, to its author only', async () => {
+    expect(await json(toAsVote({
+      voteId: '5', choice: 1, name: 'coffee', voterUri: 'https://here.test/users/ann',
+      questionUri: 'https://there.test/notes/1', pollAuthorUri: 'https://there.test/users/bob',
+    }))).toEqual({
+      type: 'Create',
+      id: 'https://here.test/users/ann#votes/5/1/activity',
+      actor: 'https://here.test/users/ann',
+      to: 'https://there.test/users/bob',
+      object: {
+        type: 'Note',
+        id: 'https://here.test/users/ann#votes/5/1',
+        name: 'coffee',
+        attributedTo: 'https://here.test/users/ann',
+        inReplyTo: 'https://there.test/notes/1',
+        to: 'https://there.test/users/bob',
+      },
+    });
   });
 });

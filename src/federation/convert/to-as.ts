@@ -34,7 +34,7 @@ import type { Context } from '@fedify/fedify';
 import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
 import type { Account } from '../../db/entities/index.ts';
 import { formatFieldValue, formatPlainText, handleKey, type MentionTarget } from '../../lib/text-format.ts';
-import { MediaCreate, MediaDocument, MediaNote, MediaUpdate } from './mastodon-media.ts';
+import { MediaCreate, MediaDocument, MediaNote, MediaQuestion, MediaUpdate } from './mastodon-media.ts';
 
 /** What the actor's HTML needs besides the row: the local domain and the accounts its bio mentions. */
 export interface ActorProfileFacts {
@@ -189,58 +189,6 @@ export function toAsMove(m: { actorUri: string; targetUri: string; moveId: strin
   });
 }
 
-/** What a Question (a status with a poll, as Mastodon federates it) is built from. */
-export interface QuestionFacts {
-  /** The status' URI (the Question's id) and its page. */
-  uri: string;
-  url: string | null;
-  /** The author's actor URI. */
-  attributedTo: string;
-  /** The status' HTML and content warning. */
-  content: string;
-  summary: string | null;
-  sensitive: boolean;
-  published: Date;
-  /** When the status or its tallies last changed (the Update's object carries it). */
-  updated?: Date | null;
-  inReplyTo?: string | null;
-  to: string[];
-  cc: string[];
-  /** The options in order, with their counts. */
-  options: { title: string; votes: number }[];
-  multiple: boolean;
-  endTime: Date | null;
-  /** Set once the poll has ended. */
-  closedAt: Date | null;
-  votersCount: number;
-}
-
-/**
- * A status with a poll as Mastodon's Question: `oneOf` (single choice) or `anyOf` (multiple) of
- * Notes named after the options, each with `replies.totalItems` = its votes; `endTime`, `closed`
- * (the end, once ended), `votersCount`. The same object is the Create's and each throttled
- * Update's (with the latest tallies).
- */
-export function toAsQuestion(q: QuestionFacts): Question {
-  const options = q.options.map((o) => new Note({ name: o.title, replies: new Collection({ totalItems: o.votes }) }));
-  return new Question({
-    id: new URL(q.uri),
-    url: q.url ? new URL(q.url) : null,
-    attribution: new URL(q.attributedTo),
-    content: q.content,
-    summary: q.summary || null,
-    sensitive: q.sensitive,
-    published: toInstant(q.published),
-    updated: q.updated ? toInstant(q.updated) : null,
-    replyTarget: q.inReplyTo ? new URL(q.inReplyTo) : null,
-    tos: q.to.map((u) => (u === PUBLIC_COLLECTION.href ? PUBLIC_COLLECTION : new URL(u))),
-    ccs: q.cc.map((u) => (u === PUBLIC_COLLECTION.href ? PUBLIC_COLLECTION : new URL(u))),
-    ...(q.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
-    endTime: q.endTime ? toInstant(q.endTime) : null,
-    closed: q.closedAt ? toInstant(q.closedAt) : null,
-    voters: q.votersCount,
-  });
-}
 // --- Statuses: Note and the activities about it (effects/dispatch.ts, the object dispatcher) ---
 
 /** An account a status mentions, as the Note's tag and addressing name it. */
@@ -279,6 +227,19 @@ export interface NoteFacts {
   mentions: NoteMention[];
   hashtags: { name: string; href: string }[];
   attachments?: NoteAttachment[];
+  /** The status' poll (not deleted): the status is a Question then. */
+  poll?: NotePoll | null;
+}
+
+/** A status' poll, as its Question shows it. */
+export interface NotePoll {
+  /** The options in order, with their counts (null while the poll hides its totals, as Mastodon). */
+  options: { title: string; votes: number | null }[];
+  multiple: boolean;
+  endTime: Date | null;
+  /** Set once the poll has ended. */
+  closedAt: Date | null;
+  votersCount: number;
 }
 
 /**
@@ -307,10 +268,14 @@ function noteAddressing(n: NoteFacts) {
   return statusAddressing({ visibility: n.visibility, followersUri: n.followersUri, mentionUris: n.mentions.map((m) => m.uri) });
 }
 
-/** The Note a status is (Mastodon's NoteSerializer): content and contentMap by language, summary, tags, attachments. */
-export function toAsNote(n: NoteFacts): Note {
+/**
+ * The fields every status object shares, Note or Question (Mastodon's NoteSerializer): id, url,
+ * attribution, addressing, content and contentMap by language, summary, sensitivity, reply
+ * target, dates, Mention and Hashtag tags, attachments.
+ */
+function statusObjectValues(n: NoteFacts) {
   const { to, cc } = noteAddressing(n);
-  return new MediaNote({
+  return {
     id: new URL(n.uri),
     url: n.url ? new URL(n.url) : null,
     attribution: new URL(n.authorUri),
@@ -338,20 +303,86 @@ export function toAsNote(n: NoteFacts): Note {
           focalPoint: a.focalPoint ?? null,
         }),
     ),
+  };
+}
+
+/** The Note a status without a poll is (Mastodon's NoteSerializer). */
+export function toAsNote(n: NoteFacts): Note {
+  return new MediaNote(statusObjectValues(n));
+}
+
+/**
+ * A status with a poll as Mastodon's Question: the Note's fields, plus `oneOf` (single choice) or
+ * `anyOf` (multiple) of Notes named after the options, each with `replies.totalItems` = its
+ * votes; `endTime`, `closed` (once ended), `votersCount`. The same object is the Create's, an
+ * edit's Update's and each throttled poll Update's (with the latest tallies).
+ */
+export function toAsQuestion(n: NoteFacts & { poll: NotePoll }): Question {
+  const p = n.poll;
+  const options = p.options.map((o) => new Note({ name: o.title, replies: new Collection({ totalItems: o.votes }) }));
+  // (A count of null leaves `totalItems` out: a poll hiding its totals until its end.)
+  return new MediaQuestion({
+    ...statusObjectValues(n),
+    ...(p.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+    endTime: p.endTime ? toInstant(p.endTime) : null,
+    closed: p.closedAt ? toInstant(p.closedAt) : null,
+    voters: p.votersCount,
   });
 }
 
-/** Create(Note): id `<status uri>/activity`, addressed as the Note. */
-export function toAsCreateNote(n: NoteFacts): Create {
-  const { to, cc } = noteAddressing(n);
-  return new MediaCreate({ id: new URL(`${n.uri}/activity`), actor: new URL(n.authorUri), published: toInstant(n.published), tos: to, ccs: cc, object: toAsNote(n) });
+/** What a status is at its URI and in its Create and Updates: a Question when it has a poll, else a Note. */
+export function toAsStatusObject(n: NoteFacts): Note | Question {
+  return n.poll ? toAsQuestion({ ...n, poll: n.poll }) : toAsNote(n);
 }
 
-/** Update(Note) after an edit: a new id per edit time, addressed as the Note. */
+/** Create(Note), or Create(Question) for a status with a poll: id `<status uri>/activity`, addressed as the Note. */
+export function toAsCreateNote(n: NoteFacts): Create {
+  const { to, cc } = noteAddressing(n);
+  return new MediaCreate({ id: new URL(`${n.uri}/activity`), actor: new URL(n.authorUri), published: toInstant(n.published), tos: to, ccs: cc, object: toAsStatusObject(n) });
+}
+
+/** Update(Note) (or Update(Question)) after an edit: a new id per edit time, addressed as the Note. */
 export function toAsUpdateNote(n: NoteFacts): Update {
   const at = n.editedAt ?? n.published;
   const { to, cc } = noteAddressing(n);
-  return new MediaUpdate({ id: new URL(`${n.uri}#updates/${at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsNote(n) });
+  return new MediaUpdate({ id: new URL(`${n.uri}#updates/${at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsStatusObject(n) });
+}
+
+/**
+ * The throttled Update(Question) of a local poll's new tallies (Mastodon's UpdatePollSerializer),
+ * addressed as the Note. `key` makes its id unique per Update sent (the outbox event's id): peers
+ * drop an activity whose id they have seen, and two Updates may carry the same poll.
+ */
+export function toAsUpdatePoll(n: NoteFacts & { poll: NotePoll }, key: string): Update {
+  const { to, cc } = noteAddressing(n);
+  return new MediaUpdate({ id: new URL(`${n.uri}#updates/poll/${key}`), actor: new URL(n.authorUri), tos: to, ccs: cc, object: toAsQuestion(n) });
+}
+
+/** A local account's vote on a remote poll, one per choice (Mastodon's VoteSerializer). */
+export interface VoteFacts {
+  /** The vote row's id; with the choice, it names the Note. */
+  voteId: string;
+  choice: number;
+  /** The option's title: the Note's `name`. */
+  name: string;
+  voterUri: string;
+  questionUri: string;
+  pollAuthorUri: string;
+}
+
+/**
+ * Create(Note) of one vote, as Mastodon sends it: a Note with no content whose `name` is the
+ * option's title, `inReplyTo` the Question, addressed to the poll's author only.
+ */
+export function toAsVote(v: VoteFacts): Create {
+  const id = `${v.voterUri}#votes/${v.voteId}/${v.choice}`;
+  const to = new URL(v.pollAuthorUri);
+  return new Create({
+    id: new URL(`${id}/activity`),
+    actor: new URL(v.voterUri),
+    to,
+    object: new Note({ id: new URL(id), name: v.name, attribution: new URL(v.voterUri), replyTarget: new URL(v.questionUri), to }),
+  });
 }
 
 /** What a deleted status is at its URI. */
