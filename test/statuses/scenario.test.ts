@@ -77,8 +77,12 @@ describe('issue 9: a scripted client across two instances', () => {
     expect(p.poll).toMatchObject({ options: [{ title: 'yes', votes_count: 0 }, { title: 'no', votes_count: 0 }], votes_count: 0 });
 
     // 3. Edit both.
-    const edited1 = await alice.api(`/api/v1/statuses/${m.id}`, { method: 'PUT', body: { status: `Look again ${handle} #scenario` } });
-    const edited2 = await alice.api(`/api/v1/statuses/${p.id}`, { method: 'PUT', body: { status: `Vote now ${handle} #scenario` } });
+    // (A PUT states the whole status, as Mastodon's: media and poll are sent again to keep them.)
+    const edited1 = await alice.api(`/api/v1/statuses/${m.id}`, { method: 'PUT', body: { status: `Look again ${handle} #scenario`, media_ids: [media.id] } });
+    const edited2 = await alice.api(`/api/v1/statuses/${p.id}`, {
+      method: 'PUT',
+      body: { status: `Vote now ${handle} #scenario`, poll: { options: ['yes', 'no'], expires_in: 3600 } },
+    });
     expect([edited1.status, edited2.status]).toEqual([200, 200]);
     expect(edited1.body.media_attachments.map((x: { id: string }) => x.id)).toEqual([media.id]);
     expect(edited2.body.poll.id).toBe(p.poll.id);
