@@ -14,6 +14,7 @@ import type { Sql } from '../db/sql.ts';
 import { applyStatusToStats } from './account-stats.ts';
 import { recordEvent } from './actor-store.ts';
 import { bumpStatusStats, discardStatus } from './statuses.ts';
+import { joinConversation } from './conversations.ts';
 
 /**
  * A remote media attachment as the Note lists it, for the media branch's
@@ -118,6 +119,8 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     // Media: the integrator adds `await persistRemoteMedia(sql, services, id, input.accountId, input.attachments)` here.
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
+    // Its thread, as a local status's (a direct one is then kept in conversations: effects/conversations.ts).
+    await joinConversation(services, sql, id, parent ? input.inReplyToId : null, now);
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: id,
