@@ -11,8 +11,8 @@
  * and with it the conversation). A deleted status leaves every row that holds it: the row's last
  * status moves back to the one before, or the row goes when none is left.
  *
- * One statement per event whatever the participant count; both are idempotent (an event job that
- * runs twice changes nothing the second time).
+ * A fixed number of statements per event whatever the participant count (one for a new status,
+ * two for a deletion); both are idempotent (an event job that runs twice changes nothing more).
  */
 import type { Services } from '../context.ts';
 import type { OutboxRecord } from './outbox.ts';
