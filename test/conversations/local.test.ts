@@ -19,6 +19,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => roost?.close());
 
+/**
+ * The statements of a page request, leaving out the viewer lookup: it is cached for a few seconds
+ * (reads/viewer.ts), which a loaded machine may outlast between two captures.
+ */
+async function pageStatements(fn: () => Promise<unknown>): Promise<string[]> {
+  const all = await capturedStatements(roost, fn, 100_000);
+  return all.filter((s) => !/ from oauth_access_tokens /.test(s)).map((s) => s.slice(0, 60));
+}
+
 async function post(u: TestUser, body: Record<string, unknown>): Promise<{ id: string }> {
   const r = await u.api('/api/v1/statuses', { method: 'POST', body: { visibility: 'direct', ...body } });
   expect(r.status).toBe(200);
@@ -167,8 +176,8 @@ describe('a page of conversations costs a fixed number of statements', () => {
     await reader.api('/api/v1/conversations?limit=1');
     let two: Conv[] = [];
     let eight: Conv[] = [];
-    const q2 = await capturedStatements(roost, async () => (two = (await reader.api('/api/v1/conversations?limit=2')).body));
-    const q8 = await capturedStatements(roost, async () => (eight = (await reader.api('/api/v1/conversations?limit=8')).body));
+    const q2 = await pageStatements(async () => (two = (await reader.api('/api/v1/conversations?limit=2')).body));
+    const q8 = await pageStatements(async () => (eight = (await reader.api('/api/v1/conversations?limit=8')).body));
     expect([two.length, eight.length]).toEqual([2, 8]);
     expect(eight.map((c) => c.accounts.map((a) => a.acct))).toEqual(writers.map((w) => ['alice', w.account.username]).reverse());
     expect(eight.filter((c) => c.last_status!.bookmarked).length).toBe(4);

@@ -25,6 +25,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => roost?.close());
 
+/**
+ * The statements of a page request, leaving out the viewer lookup: it is cached for a few seconds
+ * (reads/viewer.ts), which a loaded machine may outlast between two captures.
+ */
+async function pageStatements(fn: () => Promise<unknown>): Promise<string[]> {
+  const all = await capturedStatements(roost, fn, 100_000);
+  return all.filter((s) => !/ from oauth_access_tokens /.test(s)).map((s) => s.slice(0, 60));
+}
+
 const ids = (body: { id: string }[]) => body.map((s) => s.id);
 
 /** The row ids of the reader's bookmarks or favourites, newest made first. */
@@ -111,8 +120,8 @@ describe('a page costs a fixed number of statements', () => {
       await heavy.api(`/api/v1/${which}?limit=1`);
       let small: { id: string }[] = [];
       let big: { id: string; reblogged: boolean; poll: unknown }[] = [];
-      const q2 = await capturedStatements(roost, async () => (small = (await heavy.api(`/api/v1/${which}?limit=2`)).body));
-      const q12 = await capturedStatements(roost, async () => (big = (await heavy.api(`/api/v1/${which}?limit=12`)).body));
+      const q2 = await pageStatements(async () => (small = (await heavy.api(`/api/v1/${which}?limit=2`)).body));
+      const q12 = await pageStatements(async () => (big = (await heavy.api(`/api/v1/${which}?limit=12`)).body));
       expect([small.length, big.length]).toEqual([2, 12]);
       expect(big.filter((s) => s.reblogged).length).toBe(3);
       expect(big.filter((s) => s.poll).length).toBe(4);
