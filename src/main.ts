@@ -26,6 +26,7 @@ import { startWorkers } from './jobs/queue.ts';
 import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { createEffectDispatcher } from './effects/dispatch.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
+import { conversationsConsumer } from './effects/conversations.ts';
 import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
 import { handleTimer } from './services/timers.ts';
 import { createDomainPolicy } from './services/domain-policy.ts';
@@ -234,7 +235,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       await queueRunning.catch(() => undefined);
     });
 
-    const dispatch = createEffectDispatcher(services, federation, [homeFeedConsumer(services)]);
+    const dispatch = createEffectDispatcher(services, federation, [homeFeedConsumer(services), conversationsConsumer(services)]);
     const workers = scoped(() =>
       startWorkers({
         sql: services.db.sql,

@@ -26,6 +26,9 @@ import { rateLimitGuard } from './rate-limits.ts';
 import { tokenBeforeBody } from './body-token.ts';
 import { adminDomainBlocksRoutes } from './admin/domain_blocks.ts';
 import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
+import { conversationRoutes } from './v1/conversations.ts';
+import { bookmarkRoutes } from './v1/bookmarks.ts';
+import { favouriteRoutes } from './v1/favourites.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -46,6 +49,9 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   statusRoutes(router, services);
   pollRoutes(router, services);
   timelineRoutes(router, services);
+  conversationRoutes(router, services);
+  bookmarkRoutes(router, services);
+  favouriteRoutes(router, services);
   mediaFileRoutes(router, services);
   mediaRoutes(router, services);
   mediaV2Routes(router, services);

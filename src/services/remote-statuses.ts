@@ -20,6 +20,7 @@ import { syncRemoteMedia } from './remote-media.ts';
 import { recordOriginalVersion, recordStatusVersion } from './status-versions.ts';
 import { createPoll, deletePollOfStatus } from './polls.ts';
 import { sqlFromEm } from '../db/sql.ts';
+import { joinConversation } from './conversations.ts';
 
 /** A remote media attachment as the Note lists it (federation/convert/from-as.ts reads it). */
 export type { RemoteMediaItem } from './media.ts';
@@ -139,6 +140,8 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
           votersCount: p.votersCount ?? (p.multiple ? 0 : p.counts.reduce((sum, n) => sum + n, 0)),
         }, 'federation')
       : null;
+    // Its thread, as a local status's (a direct one is then kept in conversations: effects/conversations.ts).
+    await joinConversation(services, sql, id, parent ? input.inReplyToId : null, now);
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: id,

@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -266,6 +266,12 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/mutes', auth: 'user', scopes: ['follow', 'read:mutes'], params: PAGE },
   { method: 'GET', path: '/api/v1/endorsements', auth: 'user', scopes: READ_ACCOUNTS, params: PAGE },
   { method: 'GET', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'read:blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/bookmarks', auth: 'user', scopes: ['read', 'read:bookmarks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/favourites', auth: 'user', scopes: ['read', 'read:favourites'], params: PAGE },
+  // Direct-message conversations (DELETE last: it removes the fixture's conversation)
+  { method: 'GET', path: '/api/v1/conversations', auth: 'user', scopes: READ_STATUSES, params: PAGE },
+  { method: 'POST', path: '/api/v1/conversations/:id/read', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
+  { method: 'DELETE', path: '/api/v1/conversations/:id', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
   { method: 'POST', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
 

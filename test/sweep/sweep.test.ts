@@ -48,6 +48,8 @@ interface Fixture {
   mediaId: string;
   /** The poll of another public status of bob's (alice may vote on it). */
   pollId: string;
+  /** Alice's direct-message conversation with bob. */
+  conversationId: string;
   /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
   plainAdminScopes: string;
   /** A full token of a user whose e-mail address is unconfirmed. */
@@ -184,6 +186,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'poll') return fx.pollId;
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
+    if (kind === 'conversation') return fx.conversationId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -505,6 +508,11 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(media.status).toBe(200);
   const withPoll = await bob.api('/api/v1/statuses', { method: 'POST', body: { status: 'Which?', poll: { options: ['this', 'that'], expires_in: 3600 } } });
   expect(withPoll.status).toBe(200);
+  const dm = await bob.api('/api/v1/statuses', { method: 'POST', body: { status: '@alice psst', visibility: 'direct' } });
+  expect(dm.status).toBe(200);
+  await settled(roost);
+  const conversations = await alice.api('/api/v1/conversations');
+  expect(conversations.body.map((c: { last_status: { id: string } }) => c.last_status.id)).toEqual([dm.body.id]);
   const ADMIN_SCOPES = ['read', 'write', 'follow', 'push', 'admin:read', 'admin:write'];
   const admin = await createTestUser(roost, 'sweepadmin', { role: 'Admin', scopes: ADMIN_SCOPES });
   const plainAdminScopes = (await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ADMIN_SCOPES })).token;
@@ -512,7 +520,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(block.status).toBe(200);
   const allow = await admin.api('/api/v1/admin/domain_allows', { method: 'POST', body: { domain: 'allowed.sweep.example' } });
   expect(allow.status).toBe(200);
-  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
