@@ -26,6 +26,8 @@ import { rateLimitGuard } from './rate-limits.ts';
 import { tokenBeforeBody } from './body-token.ts';
 import { adminDomainBlocksRoutes } from './admin/domain_blocks.ts';
 import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
+import { listRoutes } from './v1/lists.ts';
+import { markerRoutes } from './v1/markers.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -54,6 +56,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   preferencesRoutes(router, services);
   adminDomainBlocksRoutes(router, services);
   adminDomainAllowsRoutes(router, services);
+  listRoutes(router, services);
+  markerRoutes(router, services);
   webPageRoutes(router, services);
   return router;
 }
