@@ -12,7 +12,7 @@
  */
 import type { Services } from '../context.ts';
 import type { OutboxRecord } from './outbox.ts';
-import { mergeIntoListFeeds, pushToListFeeds } from './list-feeds.ts';
+import { pushToListFeeds } from './list-feeds.ts';
 
 /** How many of a newly followed account's statuses are merged into the follower's feed (Mastodon: 800 / 4). */
 export const MERGE_ON_FOLLOW = 200;
@@ -58,7 +58,6 @@ export function homeFeedConsumer(services: Services) {
            on conflict do nothing`,
           [record.actorId],
         );
-        await mergeIntoListFeeds(services, record.actorId);
         return;
       }
       default:

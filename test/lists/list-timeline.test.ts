@@ -133,6 +133,22 @@ describe('GET /api/v1/timelines/list/:list_id', () => {
     expect(await listKeys(`?limit=2&since_id=${s[all[5]!]}`)).toEqual(all.slice(0, 2));
   });
 
+  it('a member added while its follow was pending shows once the follow is accepted', async () => {
+    const lena = await createTestUser(roost, 'lena');
+    expect((await lena.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { locked: true } })).status).toBe(200);
+    await post(lena, 'lenaBefore', { status: 'before the follow' });
+    expect((await me.api(`/api/v1/accounts/${lena.account.id}/follow`, { method: 'POST' })).body.requested).toBe(true);
+    const pending = (await me.api('/api/v1/lists', { method: 'POST', body: { title: 'pending' } })).body.id;
+    expect((await me.api(`/api/v1/lists/${pending}/accounts`, { method: 'POST', body: { account_ids: [lena.account.id] } })).status).toBe(200);
+    await settled(roost);
+    // Her posts went into the list's feed on add, but the owner does not follow her yet.
+    expect(await listKeys('?limit=40', pending)).toEqual([]);
+    expect((await lena.api(`/api/v1/follow_requests/${me.account.id}/authorize`, { method: 'POST' })).status).toBe(200);
+    await post(lena, 'lenaAfter', { status: 'after the follow' });
+    await settled(roost);
+    expect(await listKeys('?limit=40', pending)).toEqual(['lenaAfter', 'lenaBefore']);
+  });
+
   it('renders a page with a fixed number of statements', async () => {
     await me.api(`/api/v1/timelines/list/${listId}?limit=1`);
     const q2 = await capturedStatements(roost, () => me.api(`/api/v1/timelines/list/${listId}?limit=2`));

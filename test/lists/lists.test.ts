@@ -15,7 +15,7 @@ let followed: TestUser[] = [];
 let stranger: TestUser;
 let locked: TestUser;
 
-const rows = async (text: string, params: unknown[] = []) => roost.services.db.sql.query(text, params);
+const rows = async (text: string, params: unknown[] = []) => roost.services.db.sql.query<Record<string, any>>(text, params);
 const memberIds = async (listId: string) =>
   (await rows(`select account_id::text as id from list_accounts where list_id = $1 order by account_id`, [listId])).map((r) => r.id);
 

@@ -294,7 +294,17 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/lists', auth: 'user', scopes: ['read', 'read:lists'] },
   { method: 'POST', path: '/api/v1/lists', auth: 'user', scopes: ['write', 'write:lists'], params: { title: 'string', replies_policy: 'string', exclusive: 'bool' } },
   { method: 'GET', path: '/api/v1/lists/:id', auth: 'user', scopes: ['read', 'read:lists'], pathParams: { id: 'list' } },
-  { method: 'PUT', path: '/api/v1/lists/:id', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' }, params: { title: 'string', replies_policy: 'string', exclusive: 'bool' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/lists/:id',
+      auth: 'user',
+      scopes: ['write', 'write:lists'],
+      pathParams: { id: 'list' },
+      params: { title: 'string', replies_policy: 'string', exclusive: 'bool' },
+    }),
+  ),
   { method: 'GET', path: '/api/v1/lists/:id/accounts', auth: 'user', scopes: ['read', 'read:lists'], pathParams: { id: 'list' }, params: PAGE },
   { method: 'POST', path: '/api/v1/lists/:id/accounts', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' }, params: { account_ids: 'ids' } },
   { method: 'DELETE', path: '/api/v1/lists/:id/accounts', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' }, params: { account_ids: 'ids' } },

@@ -45,7 +45,8 @@ export function listRoutes(router: Router, services: Services): void {
     return json(serializeList(await ownList(services, viewer.account.id, ctx.params.id)));
   });
 
-  router.put('/api/v1/lists/:id', async (ctx) => {
+  // PUT, and PATCH as Rails' `resources` routes it too.
+  router.update('/api/v1/lists/:id', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE_LISTS);
     return json(serializeList(await updateList(services, viewer.account.id, requireId(ctx.params.id), listInput(ctx))));
   });
