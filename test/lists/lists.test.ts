@@ -55,6 +55,10 @@ describe('list CRUD', () => {
     expect((await me.api(`/api/v1/lists/${id}`, { method: 'PUT', body: { exclusive: true } })).body).toEqual({
       id, title: 'Close friends', replies_policy: 'followed', exclusive: true,
     });
+    // A hash or an array where a scalar belongs is as if not sent (Rails' permit).
+    expect((await me.api(`/api/v1/lists/${id}`, { method: 'PATCH', body: { exclusive: { a: 1 }, title: ['x'] } })).body).toEqual({
+      id, title: 'Close friends', replies_policy: 'followed', exclusive: true,
+    });
     expect((await me.api('/api/v1/lists')).body).toEqual([
       { id, title: 'Close friends', replies_policy: 'followed', exclusive: true },
       second.body,
@@ -82,6 +86,14 @@ describe('list CRUD', () => {
     expect((await me.api(`/api/v1/lists/${list.id}`, { method: 'PUT', body: { replies_policy: 'all' } })).status).toBe(422);
     expect((await me.api(`/api/v1/lists/${list.id}`)).body).toEqual({ id: list.id, title: 'kept', replies_policy: 'list', exclusive: false });
     expect((await rows(`select count(*)::int as n from lists`))[0].n).toBe(before[0].n + 1);
+  });
+
+  it('allows 50 lists per account, as Mastodon', async () => {
+    const many = await createTestUser(roost, 'many');
+    for (let i = 0; i < 50; i++) expect((await many.api('/api/v1/lists', { method: 'POST', body: { title: `l${i}` } })).status).toBe(200);
+    const r = await many.api('/api/v1/lists', { method: 'POST', body: { title: 'one too many' } });
+    expect([r.status, r.body]).toEqual([422, { error: 'Validation failed: You have reached the maximum number of lists' }]);
+    expect((await many.api('/api/v1/lists')).body.length).toBe(50);
   });
 
   it("treats another user's list as missing", async () => {

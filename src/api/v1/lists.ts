@@ -20,7 +20,9 @@ const WRITE_LISTS = ['write', 'write:lists'];
 
 function listInput(ctx: RequestContext): ListInput {
   const p = ctx.input;
-  return { title: paramString(p.title), repliesPolicy: paramString(p.replies_policy), exclusive: paramBool(p.exclusive) };
+  // Scalars only, as Rails' permit: an array or a hash is as if not sent.
+  const exclusive = paramString(p.exclusive) === undefined ? undefined : paramBool(p.exclusive);
+  return { title: paramString(p.title), repliesPolicy: paramString(p.replies_policy), exclusive };
 }
 
 async function ownList(services: Services, ownerId: string, rawId: string | undefined) {
