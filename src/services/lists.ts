@@ -116,17 +116,17 @@ export async function addListAccounts(services: Services, ownerId: string, listI
     const now = services.clock.now();
     await sql.query(
       `insert into list_accounts (id, list_id, account_id, created_at)
-       select ids.id, $2, ids.account_id, $3 from unnest($1::bigint[], $4::bigint[]) as ids (account_id, id)`,
+       select ids.id, $2::bigint, ids.account_id, $3::timestamptz from unnest($1::bigint[], $4::bigint[]) as ids (account_id, id)`,
       [ids, listId, now, ids.map(() => services.ids.next())],
     );
     // The feed: each new member's latest statuses that reach the owner (direct ones: if mentioned).
     await sql.query(
       `insert into list_feeds (list_id, status_id)
-       select $2, s.id from unnest($1::bigint[]) as m (account_id)
+       select $2::bigint, s.id from unnest($1::bigint[]) as m (account_id)
          cross join lateral (
            select s.id from statuses s
             where s.account_id = m.account_id and s.deleted_at is null
-              and (s.visibility in ('public', 'unlisted', 'private') or exists (select 1 from mentions sm where sm.status_id = s.id and sm.account_id = $3))
+              and (s.visibility in ('public', 'unlisted', 'private') or exists (select 1 from mentions sm where sm.status_id = s.id and sm.account_id = $3::bigint))
             order by s.id desc limit ${MERGE_ON_ADD}) s
        on conflict do nothing`,
       [ids, listId, ownerId],

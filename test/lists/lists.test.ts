@@ -186,6 +186,14 @@ describe('list members', () => {
     // Follow again: not a member until added again.
     expect((await me.api(`/api/v1/accounts/${followed[1]!.account.id}/follow`, { method: 'POST' })).status).toBe(200);
     expect(await memberIds(listId)).not.toContain(followed[1]!.account.id);
+    // A block ends the follow, so the membership too (either side blocking).
+    expect((await me.api(`/api/v1/lists/${listId}/accounts`, { method: 'POST', body: { account_ids: [followed[1]!.account.id, followed[2]!.account.id] } })).status).toBe(200);
+    expect((await me.api(`/api/v1/accounts/${followed[1]!.account.id}/block`, { method: 'POST' })).status).toBe(200);
+    expect((await followed[2]!.api(`/api/v1/accounts/${me.account.id}/block`, { method: 'POST' })).status).toBe(200);
+    expect(await memberIds(listId)).toEqual([followed[0]!.account.id]);
+    expect((await me.api(`/api/v1/accounts/${followed[1]!.account.id}/unblock`, { method: 'POST' })).status).toBe(200);
+    expect((await followed[2]!.api(`/api/v1/accounts/${me.account.id}/unblock`, { method: 'POST' })).status).toBe(200);
+    for (const u of [followed[1]!, followed[2]!]) expect((await me.api(`/api/v1/accounts/${u.account.id}/follow`, { method: 'POST' })).status).toBe(200);
   });
 
   it('pages members by account id with Link headers; limit=0 gives all; a fixed number of statements', async () => {
