@@ -29,6 +29,8 @@ import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
 import { conversationRoutes } from './v1/conversations.ts';
 import { bookmarkRoutes } from './v1/bookmarks.ts';
 import { favouriteRoutes } from './v1/favourites.ts';
+import { listRoutes } from './v1/lists.ts';
+import { markerRoutes } from './v1/markers.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -60,6 +62,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   preferencesRoutes(router, services);
   adminDomainBlocksRoutes(router, services);
   adminDomainAllowsRoutes(router, services);
+  listRoutes(router, services);
+  markerRoutes(router, services);
   webPageRoutes(router, services);
   return router;
 }

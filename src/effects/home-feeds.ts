@@ -12,6 +12,7 @@
  */
 import type { Services } from '../context.ts';
 import type { OutboxRecord } from './outbox.ts';
+import { pushToListFeeds } from './list-feeds.ts';
 
 /** How many of a newly followed account's statuses are merged into the follower's feed (Mastodon: 800 / 4). */
 export const MERGE_ON_FOLLOW = 200;
@@ -41,6 +42,7 @@ export function homeFeedConsumer(services: Services) {
           [event.statusId],
         );
         log.debug({ statusId: event.statusId, feeds: Number(rows[0]?.n ?? 0) }, 'status pushed to home feeds');
+        await pushToListFeeds(services, event.statusId);
         return;
       }
       case 'follow.accepted': {

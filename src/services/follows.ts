@@ -15,6 +15,10 @@ import { sqlFromEm } from '../db/sql.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { recordEvent, stepActor, type ActorTable, type Origin, type RawRow } from './actor-store.ts';
 import { applyFollowStateToStats } from './account-stats.ts';
+import { dropFromLists } from './lists.ts';
+
+/** The follow states a list membership rests on. */
+const LIVE_FOLLOW: readonly string[] = ['requested', 'accepted'];
 
 export type FollowOptions = FollowOptionsPatch;
 
@@ -82,6 +86,11 @@ export const FOLLOW_TABLE: ActorTable<FollowMachine, FollowKey, Follow, { uri?: 
   async projectElsewhere(sql, snapshot, { key, previous }) {
     const before = previous ? followState(previous as FollowSnapshot) : null;
     await applyFollowStateToStats(sql, { accountId: key.follower.id, targetAccountId: key.target.id }, before, followState(snapshot));
+    // A follow (or request) that ends takes the target out of the follower's lists, as Mastodon's
+    // list_accounts go with their follow.
+    if (before !== null && LIVE_FOLLOW.includes(before) && !LIVE_FOLLOW.includes(followState(snapshot))) {
+      await dropFromLists(sql, key.follower.id, key.target.id);
+    }
   },
 };
 

@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -295,6 +295,30 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_allows'], pathParams: { id: 'domain_allow' } },
   { method: 'POST', path: '/api/v1/admin/domain_allows', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], pathParams: { id: 'domain_allow' } },
+
+  // Lists (DELETE of the list last: it removes the fixture's list) and markers
+  { method: 'GET', path: '/api/v1/lists', auth: 'user', scopes: ['read', 'read:lists'] },
+  { method: 'POST', path: '/api/v1/lists', auth: 'user', scopes: ['write', 'write:lists'], params: { title: 'string', replies_policy: 'string', exclusive: 'bool' } },
+  { method: 'GET', path: '/api/v1/lists/:id', auth: 'user', scopes: ['read', 'read:lists'], pathParams: { id: 'list' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/lists/:id',
+      auth: 'user',
+      scopes: ['write', 'write:lists'],
+      pathParams: { id: 'list' },
+      params: { title: 'string', replies_policy: 'string', exclusive: 'bool' },
+    }),
+  ),
+  { method: 'GET', path: '/api/v1/lists/:id/accounts', auth: 'user', scopes: ['read', 'read:lists'], pathParams: { id: 'list' }, params: PAGE },
+  { method: 'POST', path: '/api/v1/lists/:id/accounts', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' }, params: { account_ids: 'ids' } },
+  { method: 'DELETE', path: '/api/v1/lists/:id/accounts', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' }, params: { account_ids: 'ids' } },
+  { method: 'GET', path: '/api/v1/accounts/:id/lists', auth: 'user', scopes: ['read', 'read:lists'], pathParams: ACCOUNT },
+  { method: 'GET', path: '/api/v1/timelines/list/:list_id', auth: 'user', scopes: ['read', 'read:lists'], pathParams: { list_id: 'list' }, params: PAGE },
+  { method: 'DELETE', path: '/api/v1/lists/:id', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' } },
+  { method: 'GET', path: '/api/v1/markers', auth: 'user', scopes: READ_STATUSES, params: { timeline: 'strings' } },
+  { method: 'POST', path: '/api/v1/markers', auth: 'user', scopes: WRITE_STATUSES, params: { home: 'hash', notifications: 'hash' } },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

@@ -4,10 +4,10 @@
  * ids come from reads/timelines.ts (one statement), statuses are rendered by one batched view;
  * Link headers carry max_id (next) and min_id (prev). Who may read the public and hashtag feeds
  * signed out follows the instance's `timelines_access` (Mastodon 4.5; everyone by default).
- * List and direct timelines belong to the lists issue (homeFilterSql is there for them).
+ * list/:list_id is the viewer's list (reads/user-lists.ts; another's list is a 404).
  */
 import type { Router, RequestContext } from '../../http/index.ts';
-import { json, paramBool, paramString, paramStrings } from '../../http/index.ts';
+import { json, paramBool, paramString, paramStrings, requireId } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { authorizeIfGotToken, requireUser } from '../auth.ts';
 import { renderStatuses } from '../render.ts';
@@ -15,6 +15,7 @@ import { linkHeader, pageParams, type PageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { DEFAULT_TIMELINES_ACCESS, type FeedAccess } from '../../lib/instance-policy.ts';
 import { homeTimelinePage, publicTimelinePage, tagTimelinePage, type PublicFilter } from '../../services/reads/timelines.ts';
+import { listOf, listTimelinePage } from '../../services/reads/user-lists.ts';
 
 const READ = ['read', 'read:statuses'];
 
@@ -45,6 +46,15 @@ export function timelineRoutes(router: Router, services: Services): void {
     const viewer = await requireUser(services, ctx, READ);
     const p = pageOf(ctx);
     const { statusIds } = await homeTimelinePage(services, viewer.account.id, p);
+    return page(services, ctx, viewer.account.id, p, statusIds);
+  });
+
+  router.get('/api/v1/timelines/list/:list_id', async (ctx) => {
+    const viewer = await requireUser(services, ctx, ['read', 'read:lists']);
+    const list = await listOf(services, viewer.account.id, requireId(ctx.params.list_id));
+    if (!list) throw new RoostError(404, 'Record not found');
+    const p = pageOf(ctx);
+    const { statusIds } = await listTimelinePage(services, viewer.account.id, list.id, p);
     return page(services, ctx, viewer.account.id, p, statusIds);
   });
 

@@ -20,6 +20,7 @@ import { Migration20261123192000_home_feeds } from './Migration20261123192000_ho
 import { Migration20261123195000_instance_domain_policy } from './Migration20261123195000_instance_domain_policy.ts';
 import { Migration20261123196000_deliveries } from './Migration20261123196000_deliveries.ts';
 import { Migration20261126203000_account_conversations } from './Migration20261126203000_account_conversations.ts';
+import { Migration20261126202000_lists_markers } from './Migration20261126202000_lists_markers.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -44,5 +45,6 @@ export const MIGRATIONS = [
   Migration20261123192000_home_feeds,
   Migration20261123195000_instance_domain_policy,
   Migration20261123196000_deliveries,
+  Migration20261126202000_lists_markers,
   Migration20261126203000_account_conversations,
 ];

@@ -80,6 +80,18 @@ export interface TimelinePage {
 }
 
 /**
+ * SQL: the author of `s` is a member of one of `v`'s exclusive lists, whose posts stay out of
+ * `v`'s home (Mastodon 4.2's `exclusive`). Checked when home is read rather than left out at
+ * fan-out (as Mastodon does): like every other home rule here, it then holds at once when a list
+ * becomes exclusive, gains or loses a member, or goes, with nothing in home_feeds to undo; the cost
+ * is one probe of list_accounts (account_id, list_id) per row met, inside the same one statement.
+ */
+export function inExclusiveListSql(s: string, v: string): string {
+  return `exists (select 1 from list_accounts xla join lists xl on xl.id = xla.list_id
+    where xla.account_id = ${s}.account_id and xl.account_id = ${v} and xl.exclusive)`;
+}
+
+/**
  * A page of `viewerId`'s home timeline: the feed's statuses that pass {@link homeFilterSql}, and
  * the viewer's own statuses (taken from statuses directly, so a post is on its author's home at
  * once; a reblog while its original is there and its author neither suspended nor blocking),
@@ -95,6 +107,7 @@ export async function homeTimelinePage(services: Services, viewerId: string, p: 
           join follows f on f.account_id = $1 and f.target_account_id = s.account_id and f.state = 'accepted'
           left join statuses o on o.id = s.reblog_of_id
          where hf.account_id = $1${feedPage.where} and ${homeFilterSql('s', 'o', 'f', '$1::bigint', '$2::timestamptz')}
+           and not ${inExclusiveListSql('s', '$1::bigint')}
          order by ${feedPage.order} limit ${p.limit})
        union all
        (select s.id from statuses s left join statuses o on o.id = s.reblog_of_id
