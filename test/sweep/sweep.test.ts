@@ -48,6 +48,8 @@ interface Fixture {
   mediaId: string;
   /** The poll of another public status of bob's (alice may vote on it). */
   pollId: string;
+  /** A scheduled status of alice's, a day ahead. */
+  scheduledStatusId: string;
   /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
   plainAdminScopes: string;
   /** A full token of a user whose e-mail address is unconfirmed. */
@@ -182,6 +184,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'status') return fx.statusId;
     if (kind === 'attachment') return fx.mediaId;
     if (kind === 'poll') return fx.pollId;
+    if (kind === 'scheduled_status') return fx.scheduledStatusId;
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
     return 'avatars/1/original/none.png';
@@ -505,6 +508,8 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(media.status).toBe(200);
   const withPoll = await bob.api('/api/v1/statuses', { method: 'POST', body: { status: 'Which?', poll: { options: ['this', 'that'], expires_in: 3600 } } });
   expect(withPoll.status).toBe(200);
+  const scheduled = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'Later', scheduled_at: new Date(roost.services.clock.now().getTime() + 86_400_000).toISOString() } });
+  expect(scheduled.status).toBe(200);
   const ADMIN_SCOPES = ['read', 'write', 'follow', 'push', 'admin:read', 'admin:write'];
   const admin = await createTestUser(roost, 'sweepadmin', { role: 'Admin', scopes: ADMIN_SCOPES });
   const plainAdminScopes = (await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ADMIN_SCOPES })).token;
@@ -512,7 +517,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(block.status).toBe(200);
   const allow = await admin.api('/api/v1/admin/domain_allows', { method: 'POST', body: { domain: 'allowed.sweep.example' } });
   expect(allow.status).toBe(200);
-  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
