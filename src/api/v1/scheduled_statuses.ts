@@ -21,14 +21,14 @@ const WRITE = ['write', 'write:statuses'];
 
 /** A page of scheduled statuses with their attachments: one more statement whatever its size. */
 export async function renderScheduledStatuses(services: Services, rows: readonly ScheduledStatusRow[]): Promise<MastodonScheduledStatus[]> {
-  const media = await loadScheduledStatusMedia(services.db.sql, rows.map((r) => r.id));
+  const media = await loadScheduledStatusMedia(services, rows.map((r) => r.id));
   const base = mediaStorage(services).baseUrl;
   return rows.map((r) => serializeScheduledStatus(r, media.get(r.id) ?? [], base));
 }
 
 /** The account's pending scheduled status rendered, or 404. */
 export async function renderScheduledStatus(services: Services, accountId: string, id: string): Promise<MastodonScheduledStatus> {
-  const row = await findScheduledStatus(services.db.sql, accountId, id);
+  const row = await findScheduledStatus(services, accountId, id);
   if (!row) throw new RoostError(404, 'Record not found');
   return (await renderScheduledStatuses(services, [row]))[0]!;
 }

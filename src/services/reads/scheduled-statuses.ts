@@ -3,7 +3,6 @@
  * the attachments they reserved (one statement for a page).
  */
 import type { Services } from '../../context.ts';
-import type { Sql } from '../../db/sql.ts';
 import type { MediaAttachmentRow } from '../../serializers/media-attachment.ts';
 import type { ScheduledStatusParams, ScheduledStatusRow } from '../../serializers/scheduled-status.ts';
 import { mediaColumns, mediaRowFrom } from './media.ts';
@@ -27,9 +26,9 @@ export async function scheduledStatusesPage(services: Services, accountId: strin
 }
 
 /** One pending scheduled status of the account's, or null (another's, ended, or none). */
-export async function findScheduledStatus(sql: Sql, accountId: string, id: string): Promise<ScheduledStatusRow | null> {
+export async function findScheduledStatus(services: Services, accountId: string, id: string): Promise<ScheduledStatusRow | null> {
   if (!isId(id)) return null;
-  const [row] = await sql.query<{ id: string; scheduled_at: Date; params: unknown }>(
+  const [row] = await services.db.sql.query<{ id: string; scheduled_at: Date; params: unknown }>(
     `select s.id::text, s.scheduled_at, s.params from scheduled_statuses s where s.id = $1 and s.account_id = $2 and s.state = 'scheduled'`,
     [id, accountId],
   );
@@ -37,10 +36,10 @@ export async function findScheduledStatus(sql: Sql, accountId: string, id: strin
 }
 
 /** The attachments each scheduled status reserved, in their order (one statement). */
-export async function loadScheduledStatusMedia(sql: Sql, ids: readonly string[]): Promise<Map<string, MediaAttachmentRow[]>> {
+export async function loadScheduledStatusMedia(services: Services, ids: readonly string[]): Promise<Map<string, MediaAttachmentRow[]>> {
   const out = new Map<string, MediaAttachmentRow[]>();
   if (ids.length === 0) return out;
-  const rows = await sql.query<Record<string, unknown>>(
+  const rows = await services.db.sql.query<Record<string, unknown>>(
     `select ${mediaColumns('m')}, m.scheduled_status_id::text as reserved_by from media_attachments m
       where m.scheduled_status_id = any($1::bigint[]) order by m.scheduled_status_id, m.position, m.id`,
     [ids],
