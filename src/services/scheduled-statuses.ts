@@ -48,6 +48,7 @@ import { RoostError, notFound, type ErrorDetails } from '../lib/errors.ts';
 import type { ScheduledStatusParams } from '../serializers/scheduled-status.ts';
 import { stepActor, type ActorTable, type Origin } from './actor-store.ts';
 import { mediaForNewStatus } from './media.ts';
+import { isId } from './reads/page.ts';
 import { IDEMPOTENCY_TTL_MS, checkNewStatus, createStatus, type CreateStatusInput, type StatusAuthor } from './statuses.ts';
 
 /** Mastodon's 422 texts. */
@@ -97,6 +98,15 @@ async function actOnTimers(services: Services, sql: Sql, emitted: readonly Outbo
       await cancelTimers(sql, [publishKey(id)]);
     }
   }
+}
+
+/**
+ * Locks the attachments a scheduled status reserved, before its row: publication locks them first
+ * too (createStatus' mediaForNewStatus, then the actor's row), so a cancel racing the timer waits
+ * rather than deadlocks.
+ */
+async function lockReservedMedia(sql: Sql, id: string): Promise<void> {
+  await sql.query(`select id from media_attachments where scheduled_status_id = $1 order by id for update`, [id]);
 }
 
 /** A cancelled or failed scheduled status lets go of its attachments (they may be posted again). */
@@ -279,7 +289,7 @@ export async function scheduleStatus(services: Services, author: StatusAuthor, i
 
 /** The account's pending scheduled status, locked in `em`'s transaction, or 404. */
 async function lockOwn(em: EntityManager, accountId: string, id: string): Promise<void> {
-  if (!/^\d{1,19}$/.test(id) || BigInt(id) > 9223372036854775807n) throw notFound();
+  if (!isId(id)) throw notFound();
   const [row] = await sqlFromEm(em).query(`select id from scheduled_statuses where id = $1 and account_id = $2 and state = 'scheduled' for update`, [id, accountId]);
   if (!row) throw notFound();
 }
@@ -309,6 +319,7 @@ export async function cancelScheduledStatus(services: Services, accountId: strin
   const now = services.clock.now();
   await services.db.em().transactional(async (em) => {
     const sql = sqlFromEm(em);
+    if (isId(id)) await lockReservedMedia(sql, id);
     await lockOwn(em, accountId, id);
     const r = await stepActor(services, SCHEDULED_STATUS_TABLE, id, { type: 'scheduled_status.cancel' }, { origin: 'client', em });
     if (!r.accepted) throw notFound();
@@ -377,6 +388,7 @@ export async function publishScheduledStatus(services: Services, id: string, due
 async function failScheduledStatus(services: Services, id: string, due: string, reason: string, origin: Origin): Promise<boolean> {
   const now = services.clock.now();
   return services.db.em().transactional(async (em) => {
+    await lockReservedMedia(sqlFromEm(em), id);
     const r = await stepActor(services, SCHEDULED_STATUS_TABLE, id, { type: 'scheduled_status.fail', due, now: now.toISOString(), reason }, { origin, em });
     if (!r.accepted) return false;
     await releaseReservedMedia(sqlFromEm(em), id, now);

@@ -415,4 +415,19 @@ describe('publication at the time (controllable clock)', () => {
     expect(await reserved(m)).toBeNull();
     expect((await author.api(`/api/v1/scheduled_statuses/${res.body.id}`)).status).toBe(404);
   });
+
+  it('an attachment deleted meanwhile (Mastodon lets it go): the publication fails with Mastodon\'s media error', async () => {
+    const m = await upload(author, 'deleted later');
+    const at = clock.now().getTime() + 10 * MIN;
+    const res = await schedule(author, { status: 'Lost its picture', media_ids: [m], scheduled_at: iso(at) });
+    expect((await author.api(`/api/v1/media/${m}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await author.api(`/api/v1/scheduled_statuses/${res.body.id}`)).body.media_attachments).toEqual([]);
+    clock.set(new Date(at));
+    const [row] = await eventually(async () => {
+      const r = await sql().query<{ state: string; failure: string | null }>(`select state, failure from scheduled_statuses where id = $1`, [res.body.id]);
+      return r[0]!.state === 'failed' ? r : null;
+    }, 20_000, 'the failure');
+    expect(row).toEqual({ state: 'failed', failure: `Media ${m} not found or already attached to another post` });
+    expect(await count('statuses', `text = 'Lost its picture'`)).toBe(0);
+  });
 });
