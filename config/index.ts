@@ -168,6 +168,13 @@ export interface InstanceLimits {
     /** Seconds. */
     maxExpiration: number;
   };
+  /** Mastodon's ScheduledStatus::TOTAL_LIMIT and DAILY_LIMIT (per account; not in the instance API). */
+  scheduledStatuses: {
+    /** Pending scheduled statuses an account may have. */
+    total: number;
+    /** Pending scheduled statuses an account may have on one (UTC) day. */
+    daily: number;
+  };
 }
 
 /** The upload types Mastodon 4.3 accepts, in its order. */
@@ -230,6 +237,10 @@ export const MASTODON_LIMITS: InstanceLimits = deepFreeze({
     maxCharactersPerOption: 50,
     minExpiration: 300, // 5 minutes
     maxExpiration: 2_629_746, // one average Gregorian month
+  },
+  scheduledStatuses: {
+    total: 300,
+    daily: 25,
   },
 });
 

@@ -13,6 +13,7 @@ import { followRequestRoutes } from './v1/follow_requests.ts';
 import { blocksRoutes } from './v1/blocks.ts';
 import { statusRoutes } from './v1/statuses.ts';
 import { pollRoutes } from './v1/polls.ts';
+import { scheduledStatusRoutes } from './v1/scheduled_statuses.ts';
 import { timelineRoutes } from './v1/timelines.ts';
 import { accountCollectionRoutes } from './v1/accounts/collections.ts';
 import { mediaFileRoutes } from './media-files.ts';
@@ -50,6 +51,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   accountCollectionRoutes(router, services);
   statusRoutes(router, services);
   pollRoutes(router, services);
+  scheduledStatusRoutes(router, services);
   timelineRoutes(router, services);
   conversationRoutes(router, services);
   bookmarkRoutes(router, services);

@@ -205,6 +205,22 @@ export interface PollVotesTable {
   updated_at: Ts;
 }
 
+export interface ScheduledStatusesTable {
+  id: Id;
+  account_id: Id;
+  application_id: Id | null;
+  scheduled_at: Ts;
+  params: Record<string, unknown>;
+  idempotency_key: string | null;
+  state: 'scheduled' | 'published' | 'cancelled' | 'failed';
+  status_id: Id | null;
+  failure: string | null;
+  machine: Record<string, unknown> | null;
+  machine_version: number;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
 export interface DB {
   accounts: AccountsTable;
   account_stats: AccountStatsTable;
@@ -221,6 +237,7 @@ export interface DB {
   account_domain_blocks: AccountDomainBlocksTable;
   polls: PollsTable;
   poll_votes: PollVotesTable;
+  scheduled_statuses: ScheduledStatusesTable;
 }
 
 export type RoostKysely = Kysely<DB>;

@@ -21,7 +21,9 @@ export type TimerEvent =
   /** A poll's end (services/polls.ts): steps `poll.close`. */
   | { type: 'poll.close'; pollId: string }
   /** A poll's throttled Update is due (services/polls.ts): steps `poll.update_due`. */
-  | { type: 'poll.update_due'; pollId: string };
+  | { type: 'poll.update_due'; pollId: string }
+  /** A scheduled status' time (services/scheduled-statuses.ts): the time it was set for, `scheduledAt`. */
+  | { type: 'scheduled_status.publish'; scheduledStatusId: string; scheduledAt: string };
 
 export interface ScheduleOptions {
   /** When it is due (now by default). */

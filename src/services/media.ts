@@ -353,16 +353,20 @@ export async function deleteMedia(services: Services, accountId: string, id: str
  * The attachments a new status of `accountId` names, checked as Mastodon's PostStatusService
  * does (messages as its): at most `max` ids; each the author's, not attached yet (else "Media …
  * not found or already attached to another post"); and processed. Locks them; returns them in
- * the order given (a repeated id counts once).
+ * the order given (a repeated id counts once). Attachments reserved by a scheduled status are
+ * taken only by that one's publication (`reservedFor`).
  */
-export async function mediaForNewStatus(sql: Sql, accountId: string, ids: readonly string[], max: number): Promise<string[]> {
+export async function mediaForNewStatus(sql: Sql, accountId: string, ids: readonly string[], max: number, reservedFor: string | null = null): Promise<string[]> {
   if (ids.length === 0) return [];
   if (ids.length > max) throw new RoostError(422, `Cannot attach more than ${max} files`);
   const wanted = [...new Set(ids.map((id) => id.trim()))];
   const numeric = wanted.filter((id) => /^\d{1,19}$/.test(id) && BigInt(id) <= 9223372036854775807n);
+  // Attachments a scheduled status reserved are not free, except for that status' publication.
   const rows = await sql.query<{ id: string; processing: string; type: string }>(
-    `select id::text, processing, type from media_attachments where id = any($1::bigint[]) and account_id = $2 and status_id is null for update`,
-    [numeric, accountId],
+    `select id::text, processing, type from media_attachments
+      where id = any($1::bigint[]) and account_id = $2 and status_id is null
+        and (scheduled_status_id is null or scheduled_status_id = $3::bigint) for update`,
+    [numeric, accountId, reservedFor],
   );
   const found = new Map(rows.map((r) => [r.id, r]));
   const missing = wanted.filter((id) => !found.has(id));
@@ -378,7 +382,7 @@ export async function mediaForNewStatus(sql: Sql, accountId: string, ids: readon
 export async function attachMedia(sql: Sql, statusId: string, mediaIds: readonly string[], now: Date): Promise<void> {
   if (mediaIds.length === 0) return;
   await sql.query(
-    `update media_attachments m set status_id = $1, position = x.position, updated_at = $3
+    `update media_attachments m set status_id = $1, position = x.position, scheduled_status_id = null, updated_at = $3
        from unnest($2::bigint[]) with ordinality as x(id, position) where m.id = x.id`,
     [statusId, mediaIds, now],
   );

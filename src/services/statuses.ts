@@ -7,6 +7,7 @@
  * attachments are checked, attached and released through services/media.ts, in the same
  * transactions.
  */
+import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import type { Account, User } from '../db/entities/index.ts';
 import type { StatusVisibility } from '../db/entities/status.entity.ts';
@@ -14,7 +15,7 @@ import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { extractEntities, extractUrls, formatPlainText, handleKey, mentionedHandles, type MentionTarget } from '../lib/text-format.ts';
 import { applyStatusToStats } from './account-stats.ts';
-import { recordEvent } from './actor-store.ts';
+import { recordEvent, type Origin } from './actor-store.ts';
 import { joinConversation } from './conversations.ts';
 import { schedulePreviewCard } from './preview-cards.ts';
 import { findVisibleStatus, type StatusFacts } from './reads/statuses.ts';
@@ -128,22 +129,29 @@ export function validateStatusText(
   }
 }
 
-/** Creates a status and returns its id (for the same Idempotency-Key within an hour: the status it created then). */
-export async function createStatus(services: Services, author: StatusAuthor, input: CreateStatusInput): Promise<string> {
+/** A new status' input as checked by `checkNewStatus`: what createStatus writes. */
+export interface CheckedStatus {
+  text: string;
+  spoilerText: string;
+  /** Non-blank ids, as sent (checked against the rows in the writing transaction). */
+  mediaIds: string[];
+  /** The poll's options, trimmed (null: no poll). */
+  pollOptions: string[] | null;
+  visibility: ApiVisibility;
+  language: string | null;
+  parent: StatusFacts | null;
+}
+
+/**
+ * Checks a new status as createStatus does before it writes (Mastodon's PostStatusService
+ * validations: media count, text, poll, visibility, language, the post replied to), throwing its
+ * 422s and 404. Scheduling a status (services/scheduled-statuses.ts) runs the same checks.
+ */
+export async function checkNewStatus(services: Services, author: StatusAuthor, input: CreateStatusInput): Promise<CheckedStatus> {
   const { account, user } = author;
   const limits = services.config.limits.statuses;
   const text = (input.status ?? '').replace(/\r\n?/g, '\n');
   const spoilerText = (input.spoilerText ?? '').trim();
-  const key = input.idempotencyKey ? input.idempotencyKey.slice(0, MAX_IDEMPOTENCY_KEY) : null;
-  const now = services.clock.now();
-  if (key) {
-    const [known] = await services.db.sql.query<{ status_id: string }>(
-      `select k.status_id::text from status_idempotency_keys k join statuses s on s.id = k.status_id
-        where k.account_id = $1 and k.key = $2 and k.created_at > $3 and s.deleted_at is null`,
-      [account.id, key, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)],
-    );
-    if (known) return known.status_id;
-  }
 
   // As Mastodon's PostStatusService#validate_media!: the count first; the ids in the transaction.
   const mediaIds = (input.mediaIds ?? []).filter((m) => m.trim() !== '');
@@ -178,11 +186,44 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
     // As Mastodon: a reply to a status the author may not see is a reply to nothing there.
     if (!parent || parent.reblogOfId) throw new RoostError(404, 'The post you are trying to reply to does not appear to exist.');
   }
+  return { text, spoilerText, mediaIds, pollOptions, visibility, language, parent };
+}
+
+export interface CreateStatusOptions {
+  /** Who causes it (default `client`; a scheduled status' publication: `timer`). */
+  origin?: Origin;
+  /** Attachments reserved by this scheduled status may be attached (its publication). */
+  reservedFor?: string | null;
+  /**
+   * Runs in the status' transaction once its rows are written (a scheduled status steps its actor
+   * there, so the status and the step commit together or not at all).
+   */
+  inTransaction?: (em: EntityManager, statusId: string) => Promise<void>;
+}
+
+/** Creates a status and returns its id (for the same Idempotency-Key within an hour: the status it created then). */
+export async function createStatus(services: Services, author: StatusAuthor, input: CreateStatusInput, opts: CreateStatusOptions = {}): Promise<string> {
+  const { account } = author;
+  const limits = services.config.limits.statuses;
+  const origin = opts.origin ?? 'client';
+  const key = input.idempotencyKey ? input.idempotencyKey.slice(0, MAX_IDEMPOTENCY_KEY) : null;
+  const now = services.clock.now();
+  if (key) {
+    const [known] = await services.db.sql.query<{ status_id: string }>(
+      `select k.status_id::text from status_idempotency_keys k join statuses s on s.id = k.status_id
+        where k.account_id = $1 and k.key = $2 and k.created_at > $3 and s.deleted_at is null`,
+      [account.id, key, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)],
+    );
+    if (known) return known.status_id;
+  }
+  const { text, spoilerText, mediaIds, pollOptions, visibility, language, parent } = await checkNewStatus(services, author, input);
 
   const { content, targets, tags } = await formatStatusText(services, text);
 
   const id = services.ids.next();
-  return services.db.sql.transaction(async (sql) => {
+  // An entity manager's transaction: the actor store can step an actor in it (opts.inTransaction).
+  return services.db.em().transactional(async (em) => {
+    const sql = sqlFromEm(em);
     if (key) {
       // Two requests with one key at once: the second waits for the first's row, then finds it.
       const taken = await sql.query<{ status_id: string }>(
@@ -198,7 +239,7 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
       }
     }
     // The author's own unattached, processed attachments, locked until they are attached below.
-    const media = await mediaForNewStatus(sql, account.id, mediaIds, limits.maxMediaAttachments);
+    const media = await mediaForNewStatus(sql, account.id, mediaIds, limits.maxMediaAttachments, opts.reservedFor ?? null);
     await sql.query(
       `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
                              in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at)
@@ -240,14 +281,15 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
           multiple: input.poll.multiple ?? false,
           hideTotals: input.poll.hideTotals ?? false,
           expiresAt: new Date(now.getTime() + input.poll.expiresIn * 1000),
-        }, 'client')
+        }, origin)
       : null;
     await joinConversation(services, sql, id, parent?.id ?? null, now);
     await schedulePreviewCard(services, sql, id, text);
+    await opts.inTransaction?.(em, id);
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: id,
-      origin: 'client',
+      origin,
       event: { type: 'status.created', statusId: id, accountId: account.id, visibility, inReplyToId: parent?.id ?? null, ...(pollId ? { pollId } : {}) },
     });
     return id;

@@ -7,6 +7,7 @@ import type { Services } from '../context.ts';
 import type { TimerEvent } from '../effects/events.ts';
 import { expireMute } from './relationships.ts';
 import { closePoll, sendPollUpdate } from './polls.ts';
+import { publishScheduledStatus } from './scheduled-statuses.ts';
 
 export async function handleTimer(services: Services, timer: TimerEvent): Promise<void> {
   switch (timer.type) {
@@ -20,6 +21,9 @@ export async function handleTimer(services: Services, timer: TimerEvent): Promis
       return;
     case 'poll.update_due':
       await sendPollUpdate(services, timer.pollId);
+      return;
+    case 'scheduled_status.publish':
+      await publishScheduledStatus(services, timer.scheduledStatusId, timer.scheduledAt);
       return;
   }
 }

@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -190,7 +190,7 @@ export const ROUTES: RouteSpec[] = [
     path: '/api/v1/statuses',
     auth: 'user',
     scopes: WRITE_STATUSES,
-    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids', poll: 'hash' },
+    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids', poll: 'hash', scheduled_at: 'string' },
   },
   { method: 'GET', path: '/api/v1/statuses', auth: 'public+scope', scopes: READ_STATUSES, params: { id: 'ids' } },
   { method: 'GET', path: '/api/v1/statuses/:id', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
@@ -227,6 +227,11 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/media/:id', auth: 'user', scopes: WRITE_MEDIA, pathParams: ATTACHMENT },
   { method: 'PUT', path: '/api/v1/media/:id', auth: 'user', scopes: WRITE_MEDIA, pathParams: ATTACHMENT, params: { description: 'text', focus: 'string' } },
   { method: 'DELETE', path: '/api/v1/media/:id', auth: 'user', scopes: WRITE_MEDIA, pathParams: ATTACHMENT },
+  // Scheduled statuses (DELETE last: it cancels the fixture's scheduled status)
+  { method: 'GET', path: '/api/v1/scheduled_statuses', auth: 'user', scopes: READ_STATUSES, params: PAGE },
+  { method: 'GET', path: '/api/v1/scheduled_statuses/:id', auth: 'user', scopes: READ_STATUSES, pathParams: { id: 'scheduled_status' } },
+  { method: 'PUT', path: '/api/v1/scheduled_statuses/:id', auth: 'user', scopes: WRITE_STATUSES, pathParams: { id: 'scheduled_status' }, params: { scheduled_at: 'string' } },
+  { method: 'DELETE', path: '/api/v1/scheduled_statuses/:id', auth: 'user', scopes: WRITE_STATUSES, pathParams: { id: 'scheduled_status' } },
   // Polls
   { method: 'GET', path: '/api/v1/polls/:id', auth: 'public+scope', scopes: READ_STATUSES, pathParams: { id: 'poll' } },
   { method: 'POST', path: '/api/v1/polls/:id/votes', auth: 'user', scopes: WRITE_STATUSES, pathParams: { id: 'poll' }, params: { choices: 'ids' } },

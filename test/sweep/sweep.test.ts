@@ -52,6 +52,8 @@ interface Fixture {
   pollId: string;
   /** Alice's direct-message conversation with bob. */
   conversationId: string;
+  /** A scheduled status of alice's, a day ahead. */
+  scheduledStatusId: string;
   /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
   plainAdminScopes: string;
   /** A full token of a user whose e-mail address is unconfirmed. */
@@ -186,6 +188,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'status') return fx.statusId;
     if (kind === 'attachment') return fx.mediaId;
     if (kind === 'poll') return fx.pollId;
+    if (kind === 'scheduled_status') return fx.scheduledStatusId;
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
     if (kind === 'conversation') return fx.conversationId;
@@ -516,6 +519,8 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   await settled(roost);
   const conversations = await alice.api('/api/v1/conversations');
   expect(conversations.body.map((c: { last_status: { id: string } }) => c.last_status.id)).toEqual([dm.body.id]);
+  const scheduled = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'Later', scheduled_at: new Date(roost.services.clock.now().getTime() + 86_400_000).toISOString() } });
+  expect(scheduled.status).toBe(200);
   const ADMIN_SCOPES = ['read', 'write', 'follow', 'push', 'admin:read', 'admin:write'];
   const admin = await createTestUser(roost, 'sweepadmin', { role: 'Admin', scopes: ADMIN_SCOPES });
   const plainAdminScopes = (await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ADMIN_SCOPES })).token;
@@ -527,7 +532,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const list = await alice.api('/api/v1/lists', { method: 'POST', body: { title: 'sweep' } });
   expect(list.status).toBe(200);
   expect((await alice.api(`/api/v1/lists/${list.body.id}/accounts`, { method: 'POST', body: { account_ids: [bob.account.id] } })).status).toBe(200);
-  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -25,6 +25,8 @@ import {
   type StatusAuthor,
 } from '../../services/statuses.ts';
 import { editStatus } from '../../services/status-edits.ts';
+import { scheduleStatus } from '../../services/scheduled-statuses.ts';
+import { renderScheduledStatus } from './scheduled_statuses.ts';
 import { setConversationMute } from '../../services/conversations.ts';
 
 const READ = ['read', 'read:statuses'];
@@ -79,7 +81,7 @@ export function statusRoutes(router: Router, services: Services): void {
   router.post('/api/v1/statuses', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE);
     const input = ctx.input;
-    const id = await createStatus(services, authorOf(viewer), {
+    const statusInput = {
       status: paramString(input.status),
       spoilerText: paramString(input.spoiler_text),
       sensitive: paramBool(input.sensitive),
@@ -89,7 +91,16 @@ export function statusRoutes(router: Router, services: Services): void {
       mediaIds: paramStrings(input.media_ids),
       poll: pollParams(input.poll),
       idempotencyKey: ctx.header('idempotency-key'),
-    });
+    };
+    // With `scheduled_at`: a ScheduledStatus (services/scheduled-statuses.ts), unless the time is past.
+    const scheduledAt = input.scheduled_at;
+    if (scheduledAt !== undefined && scheduledAt !== null && scheduledAt !== '') {
+      // Not a string (an array, a hash): an invalid time, a 422.
+      const r = await scheduleStatus(services, authorOf(viewer), statusInput, paramString(scheduledAt) ?? '');
+      if ('scheduledStatusId' in r) return json(await renderScheduledStatus(services, viewer.account.id, r.scheduledStatusId));
+      return json(await renderStatus(services, r.statusId, viewer.account.id));
+    }
+    const id = await createStatus(services, authorOf(viewer), statusInput);
     return json(await renderStatus(services, id, viewer.account.id));
   });
 

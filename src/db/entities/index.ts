@@ -5,6 +5,7 @@ import { UserRoleSchema } from './user-role.entity.ts';
 import { FollowSchema } from './follow.entity.ts';
 import { StatusSchema, StatusStatsSchema } from './status.entity.ts';
 import { PollSchema } from './poll.entity.ts';
+import { ScheduledStatusSchema } from './scheduled-status.entity.ts';
 import { OAuthApplicationSchema, OAuthAccessGrantSchema, OAuthAccessTokenSchema } from './oauth.entity.ts';
 
 export * from './account.entity.ts';
@@ -15,5 +16,6 @@ export * from './follow.entity.ts';
 export * from './oauth.entity.ts';
 export * from './status.entity.ts';
 export * from './poll.entity.ts';
+export * from './scheduled-status.entity.ts';
 
-export const ENTITIES = [AccountSchema, AccountKeySchema, UserSchema, UserRoleSchema, FollowSchema, OAuthApplicationSchema, OAuthAccessGrantSchema, OAuthAccessTokenSchema, StatusSchema, StatusStatsSchema, PollSchema];
+export const ENTITIES = [AccountSchema, AccountKeySchema, UserSchema, UserRoleSchema, FollowSchema, OAuthApplicationSchema, OAuthAccessGrantSchema, OAuthAccessTokenSchema, StatusSchema, StatusStatsSchema, PollSchema, ScheduledStatusSchema];

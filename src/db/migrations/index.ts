@@ -21,6 +21,7 @@ import { Migration20261123195000_instance_domain_policy } from './Migration20261
 import { Migration20261123196000_deliveries } from './Migration20261123196000_deliveries.ts';
 import { Migration20261126203000_account_conversations } from './Migration20261126203000_account_conversations.ts';
 import { Migration20261126202000_lists_markers } from './Migration20261126202000_lists_markers.ts';
+import { Migration20261126204000_scheduled_statuses } from './Migration20261126204000_scheduled_statuses.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   Migration20261123196000_deliveries,
   Migration20261126202000_lists_markers,
   Migration20261126203000_account_conversations,
+  Migration20261126204000_scheduled_statuses,
 ];
