@@ -65,7 +65,7 @@ describe('the instance actor', () => {
     expect(wf.body.links.find((l: any) => l.rel === 'self')).toMatchObject({ type: 'application/activity+json', href: uri });
   });
 
-  it("signs Roost's own fetches (an actor lookup, a fresh one, a reply's parent) with its key", async () => {
+  it("signs Roost's own fetches (an actor lookup through the cached loader, a fresh lookup) with its key", async () => {
     const seen: { path: string; signature: string | undefined }[] = [];
     let sinkUrl = '';
     const sink: Server = createServer((req, res) => {
@@ -88,12 +88,10 @@ describe('the instance actor', () => {
       expect(await lookupRemoteAccount(a.services, a.federation, `${sinkUrl}/users/zed`, { fresh: true })).not.toBeNull();
       expect(seen.filter((s) => s.path === '/users/zed')).toHaveLength(2);
       for (const s of seen) {
-        expect(s.signature).toMatch(new RegExp(`keyId="${a.at('/users/instance.actor')}#main-key"`));
-        expect(s.signature).toMatch(/headers="\(request-target\) accept date host"|headers="[^"]*\(request-target\)[^"]*"/);
+        expect(s.signature).toContain(`keyId="${a.at('/users/instance.actor')}#main-key"`);
+        expect(s.signature).toContain('algorithm="rsa-sha256"');
+        expect(s.signature).toMatch(/headers="[^"]*\(request-target\)[^"]*"/);
       }
-      // The signature verifies against the published key (a signed GET as any peer checks it).
-      const pem = (await getJson(a.at('/users/instance.actor'))).body.publicKey.publicKeyPem as string;
-      expect(pem).toMatch(/PUBLIC KEY/);
     } finally {
       await new Promise((r) => sink.close(r));
     }

@@ -102,9 +102,12 @@ export function forwardedCreateGate(services: Services, federation: RoostFederat
     if (!path) return null;
     const keyId = signatureKeyId(request.headers);
     if (!keyId) return null;
+    const text = await request.clone().text();
+    // Most deliveries are not Creates: no second parse for them.
+    if (!text.includes('"Create"')) return null;
     let json: Record<string, unknown>;
     try {
-      json = JSON.parse(await request.clone().text()) as Record<string, unknown>;
+      json = JSON.parse(text) as Record<string, unknown>;
     } catch {
       return null;
     }
