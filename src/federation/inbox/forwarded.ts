@@ -13,8 +13,11 @@
  * forwarder said about it is never believed; an origin that answers 404, 410 or 401 refuses it.
  *
  * Two ways in: `forwardedCreateGate` before Fedify, for a Create without an embedded proof whose
- * request keyId is not the actor's (Fedify would answer 401 before any hook), and Fedify's
- * onUnverifiedActivity (./index.ts) for a Create whose HTTP signature failed.
+ * request is signed with a key that is not the actor's (Fedify would answer 401 before any hook;
+ * the keyId's shape decides cheaply, and only when it looks foreign is the key fetched to check
+ * its owner), and Fedify's onUnverifiedActivity (./index.ts) for a Create whose HTTP signature
+ * failed. The re-fetch is signed by the recipient of a personal inbox (a followers-only reply is
+ * served to a follower), else by the instance actor.
  */
 import type { Context } from '@fedify/fedify';
 import { Create, isActor, type Activity } from '@fedify/vocab';
@@ -72,7 +75,10 @@ export async function acceptByRefetch(
   const local = new URL(services.config.publicUrl).origin;
   if (objectUri.origin === local || (objectUri.protocol !== 'https:' && objectUri.protocol !== 'http:')) return 'refused';
   if (!(await services.domainPolicy.allowed(objectUri.host.toLowerCase()))) return 'refused';
-  const object = await lookupObjectSafely(objectUri, await freshDocumentLoader(ctx), ctx.contextLoader);
+  // Signed by the recipient when the activity came to a personal inbox (a followers-only reply is
+  // served to a follower), else by the instance actor; past the cache either way.
+  const loader = recipient ? await ctx.getDocumentLoader({ identifier: recipient }) : await freshDocumentLoader(ctx);
+  const object = await lookupObjectSafely(objectUri, loader, ctx.contextLoader);
   if (!isStatusObject(object) || object.id?.href !== objectUri.href) return 'refused';
   const attributed = object.attributionIds[0];
   if (!attributed || attributed.origin !== objectUri.origin) return 'refused';
@@ -116,6 +122,9 @@ export function forwardedCreateGate(services: Services, federation: RoostFederat
     const object = idOf(json.object);
     if (!actor || !object || !URL.canParse(object) || keyIdIsActors(keyId, actor)) return null;
     const ctx = federation.createContext(request, undefined);
+    // A key named otherwise that the actor owns after all (its key document says so): Fedify's.
+    const key = await ctx.getSignedKey().catch(() => null);
+    if (key?.ownerId?.href === actor) return null;
     const outcome = await acceptByRefetch(services, ctx, new URL(object), actor, path[1] ? decodeURIComponent(path[1]) : null).catch(() => 'refused' as const);
     return outcome === 'accepted' ? new Response(null, { status: 202 }) : refused('The forwarded object could not be verified at its origin');
   };
