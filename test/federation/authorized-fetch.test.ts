@@ -56,8 +56,8 @@ async function privateKeyOf(r: TestRoost, username: string, algorithm: 'RSASSA-P
   return importJwk(typeof row!.private_jwk === 'string' ? JSON.parse(row!.private_jwk) : row!.private_jwk, 'private');
 }
 
-async function post(u: TestUser, status: string) {
-  const r = await u.api('/api/v1/statuses', { method: 'POST', body: { status } });
+async function post(u: TestUser, status: string, visibility = 'public') {
+  const r = await u.api('/api/v1/statuses', { method: 'POST', body: { status, visibility } });
   expect(r.status).toBe(200);
   return r.body as { id: string; uri: string };
 }
@@ -129,11 +129,12 @@ describe('authorized fetch', () => {
     const early = await post(dave, 'posted before carol followed');
     const other = await post(dave, 'another early post');
     const proofed = await post(dave, 'a third early post');
+    const secret = await post(dave, 'for followers only', 'private');
     await settled(a, b);
     const daveOnB = (await lookupRemoteAccount(b.services, b.federation, a.at('/users/dave')))!;
     const follow = await followAccount(b.services, carol.account.id, daveOnB.id);
     await eventually(async () => (await b.services.db.sql.query(`select 1 from follows where id = $1 and state = 'accepted'`, [follow.id])).length > 0, 20_000, 'the Accept');
-    for (const s of [early, other, proofed]) expect(await statusOn(b, s.uri)).toBeNull();
+    for (const s of [early, other, proofed, secret]) expect(await statusOn(b, s.uri)).toBeNull();
 
     const createOf = (uri: string, content: string) => ({
       '@context': 'https://www.w3.org/ns/activitystreams',
@@ -154,6 +155,13 @@ describe('authorized fetch', () => {
     const broken = await deliver(a, 'dave', b.at('/users/carol/inbox'), createOf(other.uri, '<p>forged again</p>'), { breakSignature: true });
     expect(broken.status).toBe(202);
     expect(await statusOn(b, other.uri)).toMatchObject({ content: '<p>another early post</p>', account_uri: a.at('/users/dave') });
+
+    // A followers-only post forwarded to the shared inbox: the instance actor may not see it (401);
+    // to carol's own inbox: re-fetched with carol's key, a follower's, and taken.
+    expect((await deliver(a, 'alice', b.at('/inbox'), createOf(secret.uri, '<p>x</p>'))).status).toBe(401);
+    expect(await statusOn(b, secret.uri)).toBeNull();
+    expect((await deliver(a, 'alice', b.at('/users/carol/inbox'), createOf(secret.uri, '<p>x</p>'))).status).toBe(202);
+    expect(await statusOn(b, secret.uri)).toMatchObject({ content: '<p>for followers only</p>', account_uri: a.at('/users/dave') });
 
     // An object the origin does not have: refused, nothing stored.
     const missing = a.at('/users/dave/statuses/99999999999');
