@@ -58,6 +58,12 @@ export interface RoostConfig {
     mode: FederationMode;
     allowPrivateAddresses: boolean;
     /**
+     * Authorized fetch (Mastodon's secure mode): actors, objects and collections are served only
+     * to signed GETs from servers the domain policy allows; unsigned ones get 401. The instance
+     * actor, WebFinger and NodeInfo stay public. Off by default.
+     */
+    authorizedFetch: boolean;
+    /**
      * Bound on one activity delivery (a POST to a remote inbox): connecting, then the response
      * head, then each gap in its body, each within this many seconds (connecting within at most 5).
      */
@@ -478,6 +484,12 @@ const SPECS: Record<string, KeySpec> = {
   'federation.allowPrivateAddresses': {
     env: 'ROOST_ALLOW_PRIVATE_ADDRESSES',
     file: 'federation.allowPrivateAddresses',
+    parse: bool,
+    default: () => false,
+  },
+  'federation.authorizedFetch': {
+    env: 'ROOST_AUTHORIZED_FETCH',
+    file: 'federation.authorizedFetch',
     parse: bool,
     default: () => false,
   },

@@ -19,6 +19,7 @@ import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, type RoostFederation } from './federation/index.ts';
 import { guardInbox } from './federation/inbox-guard.ts';
+import { forwardedCreateGate } from './federation/inbox/forwarded.ts';
 import { fedifyMessageAllowed } from './federation/outbound-policy.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
@@ -268,6 +269,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     stops.push(() => Promise.all(deliveryWorkers.map((w) => w.stop())).then(() => undefined));
 
     const router = buildRouter(services, federation);
+    const forwardedCreate = forwardedCreateGate(services, federation);
     http.serve({
       router,
       // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs, and those from servers the
@@ -275,10 +277,14 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       fallback: (request: Request) =>
         scoped(async () =>
           (await guardInbox(request, (host) => services.domainPolicy.allowed(host))) ??
+          // A Create forwarded by someone else than its actor: re-fetched from its origin (src/federation/inbox/forwarded.ts).
+          (await forwardedCreate(request)) ??
           federation.fetch(request, {
             contextData: undefined,
             onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
             onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
+            // Authorized fetch (src/federation/authorized-fetch.ts): unsigned, unverifiable or refused.
+            onUnauthorized: () => Response.json({ error: 'Request not signed or not authorized' }, { status: 401 }),
           }),
         ),
     });

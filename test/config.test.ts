@@ -31,6 +31,7 @@ describe('loadConfig', () => {
     expect(c.federation).toEqual({
       mode: 'open',
       allowPrivateAddresses: false,
+      authorizedFetch: false,
       deliveryTimeoutSeconds: 10,
       deliveryConcurrency: 64,
       circuitFailures: 10,
@@ -39,6 +40,12 @@ describe('loadConfig', () => {
     });
     expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');
+  });
+
+  it('turns authorized fetch on from ROOST_AUTHORIZED_FETCH or the file', () => {
+    expect(loadConfig({ env: { ROOST_AUTHORIZED_FETCH: '1' }, cwd }).federation.authorizedFetch).toBe(true);
+    expect(loadConfig({ env: {}, overrides: { federation: { authorizedFetch: true } }, cwd }).federation.authorizedFetch).toBe(true);
+    expect(() => loadConfig({ env: { ROOST_AUTHORIZED_FETCH: 'perhaps' }, cwd })).toThrow('Invalid configuration ROOST_AUTHORIZED_FETCH: must be a boolean');
   });
 
   it('uses https for a public domain and http for private ones', () => {

@@ -41,6 +41,10 @@ import {
   loaderSettings,
   withShortUnavailableKeys,
 } from './loaders.ts';
+import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActorKeys, instanceActorUsername } from './instance-actor.ts';
+import { fetchAuthorizer } from './authorized-fetch.ts';
+import { unverifiedCreateHandler } from './inbox/forwarded.ts';
+import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
 export type RoostFederation = Federation<void>;
 
@@ -160,14 +164,25 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // refuses its own allowPrivateAddress/userAgent options next to custom loaders).
   const loaders = loaderSettings(services);
   const fedifyKv = withShortUnavailableKeys(kv);
+  // The instance actor's keys (./instance-actor.ts): they sign every fetch the default document
+  // loader makes (actors, keys, objects, reply parents), and Fedify's shared-inbox fetches.
+  const instanceKeys = instanceActorKeys(services);
+  const instanceSigningKey = async () => {
+    const [rsa] = await instanceKeys();
+    return rsa ? { keyId: instanceActorKeyId(services), privateKey: rsa.privateKey } : null;
+  };
+  const mayFetchDocuments = fetchAuthorizer(services);
   const federation = createFederation<void>({
     kv: fedifyKv,
     queue: { inbox: new OrderedInbox(queue), outbox: queue, fanout: queue },
     manuallyStartQueue: true,
     origin: config.publicUrl,
-    documentLoaderFactory: documentLoaderFactory(loaders, fedifyKv),
+    documentLoaderFactory: documentLoaderFactory(loaders, fedifyKv, instanceSigningKey),
     contextLoaderFactory: contextLoaderFactory(loaders, fedifyKv),
     authenticatedDocumentLoaderFactory: authenticatedDocumentLoaderFactory(loaders),
+    // A signature's Date (or RFC 9421 `created`) may be this far from now, as Mastodon allows
+    // (SignatureVerification: 12 hours either way); Fedify's default is one hour.
+    signatureTimeWindow: { hours: 12 },
     // Retries are the queue's (FEDIFY_QUEUE_RETRY, nativeRetrial): see there.
     // Fedify's default breaker opens after 5 failures in 10 minutes and holds every delivery to
     // the host for 30 minutes: a peer restarting trips it. Only a week-long outage does here;
@@ -217,16 +232,26 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // pending sign-up there is no first cursor (so Fedify asks the dispatcher, which says 404) and
   // no count.
   const counters = async (identifier: string) => ((await visibleLocalAccount(identifier)) ? localAccountCounters(services, identifier) : null);
+  // An account that hides its network (Mastodon's "hide your network", accounts.hide_collections)
+  // shows how many followers and follows it has, not who: its collections have no first page,
+  // and their pages list nobody (Mastodon answers only id, type and totalItems).
+  const firstCursorUnlessHidden = async (identifier: string) => {
+    const account = await visibleLocalAccount(identifier);
+    return account && !account.hideCollections ? FIRST_PAGE : null;
+  };
 
   federation
     .setActorDispatcher('/users/{identifier}', async (ctx, identifier) => {
+      if (identifier === INSTANCE_ACTOR) return instanceActorDocument(services, ctx);
       const account = await visibleLocalAccount(identifier);
       if (!account || account.suspendedAt || account.username !== identifier) return null;
       return localActorDocument(services, ctx, account);
     })
     .mapHandle(async (_ctx, username) => {
       const account = await visibleLocalAccount(username);
-      return account && !account.suspendedAt ? account.username : null;
+      if (account) return account.suspendedAt ? null : account.username;
+      // acct:HOST@HOST is the instance actor, as Mastodon's representative account is found.
+      return username.toLowerCase() === instanceActorUsername(services).toLowerCase() ? INSTANCE_ACTOR : null;
     })
     // WebFinger on a profile URL (https://host/@user, what people paste into a search box), as
     // Mastodon answers it; actor URLs (/users/user) and acct: are understood by Fedify itself.
@@ -236,6 +261,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       return m ? { username: m[1]! } : null;
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
+      if (identifier === INSTANCE_ACTOR) return instanceKeys();
       const account = await findLocalAccount(services.db.em(), identifier);
       if (!account) return [];
       let p = keyCache.get(account.id);
@@ -245,7 +271,9 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
         p.catch(() => keyCache.delete(account.id));
       }
       return p;
-    });
+    })
+    // Authorized fetch (./authorized-fetch.ts); the instance actor is always served.
+    .authorize((ctx, identifier) => identifier === INSTANCE_ACTOR || mayFetchDocuments(ctx));
 
   // Followers and following: the collection says how many and links its first page; pages list
   // actor URIs newest first (nothing when the account hides its collections, as on Mastodon).
@@ -263,16 +291,18 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       if ('request' in ctx) return { items: [] };
       return { items: await remoteFollowerRecipients(services, account.id) };
     })
-    .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
-    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.followers ?? null);
+    .setFirstCursor(async (_ctx, identifier) => firstCursorUnlessHidden(identifier))
+    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.followers ?? null)
+    .authorize((ctx) => mayFetchDocuments(ctx));
   federation
     .setFollowingDispatcher('/users/{identifier}/following', async (_ctx, identifier, cursor) => {
       const account = await visibleLocalAccount(identifier);
       if (!account) return null;
       return cursor === null ? { items: [] } : collectionPage(services, account.id, 'following', cursor);
     })
-    .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
-    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.following ?? null);
+    .setFirstCursor(async (_ctx, identifier) => firstCursorUnlessHidden(identifier))
+    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.following ?? null)
+    .authorize((ctx) => mayFetchDocuments(ctx));
   // The outbox: pages of the account's public and unlisted posts (Create with the Note) and
   // reblogs (Announce), newest first, 20 a page as Mastodon's, in a fixed number of statements
   // (the page, its statuses with mentions and tags, the originals of its reblogs).
@@ -295,7 +325,8 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     })
     .setFirstCursor(async (_ctx, identifier) => ((await visibleLocalAccount(identifier)) ? FIRST_PAGE : null))
     // The account's post count (Mastodon's outbox totalItems is its statuses_count).
-    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.statuses ?? null);
+    .setCounter(async (_ctx, identifier) => (await counters(identifier))?.statuses ?? null)
+    .authorize((ctx) => mayFetchDocuments(ctx));
 
   // A local status at its URI: the Note; a deleted one: its Tombstone (Fedify serves an object
   // dispatcher's answer with 200; actors alone get 410). Public and unlisted ones to anybody;
@@ -319,39 +350,93 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setObjectDispatcher(Note, '/users/{identifier}/statuses/{id}', async (_ctx, { identifier, id }) => {
       const s = await localStatus(identifier, id);
       if (!s || s.reblogOfId) return null;
-      // A status with a poll is a Question (served at the same URI, as Mastodon).
-      return s.deleted ? (toAsTombstone(s.note.uri) as unknown as Note) : (toAsStatusObject(s.note) as unknown as Note);
+      // A status with a poll is a Question (served at the same URI, as Mastodon), with its collections.
+      return s.deleted ? (toAsTombstone(s.note.uri) as unknown as Note) : ((await withNoteCollections(services, toAsStatusObject(s.note), s.id)) as unknown as Note);
     })
-    .authorize((ctx, { identifier, id }) => mayFetch(ctx, identifier, id));
+    .authorize(async (ctx, { identifier, id }) => (await mayFetchDocuments(ctx)) && mayFetch(ctx, identifier, id));
+  // A status's replies (public and unlisted ones, oldest first, paged), and the likes and shares
+  // collections its Note names (their totalItems only, as Mastodon's), for the statuses anyone may see.
+  const publicStatus = async (identifier: string, id: string) => {
+    const s = await localStatus(identifier, id);
+    return s && !s.deleted && !s.reblogOfId && (s.note.visibility === 'public' || s.note.visibility === 'unlisted') ? s : null;
+  };
+  federation
+    .setCollectionDispatcher('replies', Note, '/users/{identifier}/statuses/{id}/replies', async (_ctx, { identifier, id }, cursor) => {
+      const s = await publicStatus(identifier, id);
+      if (!s) return null;
+      if (cursor === null) return { items: [] };
+      const page = await repliesPage(services, s.id, cursor === FIRST_REPLIES_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor);
+      // The items are the replies' URIs, as Mastodon lists them (Fedify types custom collection
+      // items as objects, but builds the page with a constructor that takes URLs too).
+      return { items: page.uris.map((u) => new URL(u)) as unknown as Note[], nextCursor: page.next };
+    })
+    .setFirstCursor(async (_ctx, { identifier, id }) => ((await publicStatus(identifier, id)) ? FIRST_REPLIES_PAGE : null))
+    .authorize((ctx) => mayFetchDocuments(ctx));
+  for (const [name, field] of [['likes', 'likes'], ['shares', 'shares']] as const) {
+    federation
+      .setCollectionDispatcher(name, Note, `/users/{identifier}/statuses/{id}/${name}`, async (_ctx, { identifier, id }) =>
+        (await publicStatus(identifier, id)) ? { items: [] } : null,
+      )
+      .setCounter(async (_ctx, { identifier, id }) => {
+        const s = await publicStatus(identifier, id);
+        return s ? (await statusCounters(services, s.id))[field] : null;
+      })
+      .authorize((ctx) => mayFetchDocuments(ctx));
+  }
   // The activity of a status: Create for a post, Announce for a reblog (whose uri it is), for
   // public and unlisted ones.
-  federation.setObjectDispatcher(Announce, '/users/{identifier}/statuses/{id}/activity', async (ctx, { identifier, id }) => {
-    const s = await localStatus(identifier, id);
-    if (!s || s.deleted || (s.note.visibility !== 'public' && s.note.visibility !== 'unlisted')) return null;
-    if (!s.reblogOfId) return toAsCreateNote(s.note) as unknown as Announce;
-    const original = (await loadStatusesAs(services, ctx, [s.reblogOfId])).get(s.reblogOfId);
-    return original && !original.deleted ? toAsAnnounce(announceFacts(s, original)) : null;
-  });
-  // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
-  // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
-  // them on every profile refresh (Mastodon does) get an answer instead of a 404.
+  federation
+    .setObjectDispatcher(Announce, '/users/{identifier}/statuses/{id}/activity', async (ctx, { identifier, id }) => {
+      const s = await localStatus(identifier, id);
+      if (!s || s.deleted || (s.note.visibility !== 'public' && s.note.visibility !== 'unlisted')) return null;
+      if (!s.reblogOfId) return toAsCreateNote(s.note) as unknown as Announce;
+      const original = (await loadStatusesAs(services, ctx, [s.reblogOfId])).get(s.reblogOfId);
+      return original && !original.deleted ? toAsAnnounce(announceFacts(s, original)) : null;
+    })
+    .authorize((ctx) => mayFetchDocuments(ctx));
+  // Mastodon's featured collections, at its paths. Featured: the pinned statuses anyone may see,
+  // most recently pinned first, as Notes (an OrderedCollection, as Mastodon's), in a fixed number
+  // of statements. Featured hashtags: Roost has none yet, so a real, empty collection; peers that
+  // fetch it on every profile refresh (Mastodon does) get an answer instead of a 404.
   const noneYet = async (identifier: string) => {
     const account = await visibleLocalAccount(identifier);
     return account && !account.suspendedAt ? 0 : null;
   };
+  const featuredNotes = async (ctx: Parameters<typeof loadStatusesAs>[1], identifier: string) => {
+    const account = await visibleLocalAccount(identifier);
+    if (!account || account.suspendedAt) return null;
+    const ids = await featuredStatusIds(services, account.id, config.limits.accounts.maxPinnedStatuses);
+    const rows = await loadStatusesAs(services, ctx, ids);
+    return ids.flatMap((id) => {
+      const r = rows.get(id);
+      return r && !r.deleted ? [toAsStatusObject(r.note) as unknown as Note] : [];
+    });
+  };
   federation
-    .setFeaturedDispatcher('/users/{identifier}/collections/featured', async (_ctx, identifier) =>
-      (await noneYet(identifier)) === null ? null : { items: [] },
-    )
-    .setCounter((_ctx, identifier) => noneYet(identifier));
+    .setFeaturedDispatcher('/users/{identifier}/collections/featured', async (ctx, identifier) => {
+      const notes = await featuredNotes(ctx, identifier);
+      return notes === null ? null : { items: notes };
+    })
+    .setCounter(async (_ctx, identifier) => {
+      const account = await visibleLocalAccount(identifier);
+      if (!account || account.suspendedAt) return null;
+      return (await featuredStatusIds(services, account.id, config.limits.accounts.maxPinnedStatuses)).length;
+    })
+    .authorize((ctx) => mayFetchDocuments(ctx));
   federation
     .setFeaturedTagsDispatcher('/users/{identifier}/collections/tags', async (_ctx, identifier) =>
       (await noneYet(identifier)) === null ? null : { items: [] },
     )
-    .setCounter((_ctx, identifier) => noneYet(identifier));
+    .setCounter((_ctx, identifier) => noneYet(identifier))
+    .authorize((ctx) => mayFetchDocuments(ctx));
 
   federation
     .setInboxListeners('/users/{identifier}/inbox', '/inbox')
+    // What the shared inbox fetches (keys, actors, objects) is signed by the instance actor;
+    // a personal inbox's, by its owner (Fedify's default).
+    .setSharedKeyDispatcher(() => ({ identifier: INSTANCE_ACTOR }))
+    // A Create whose HTTP signature failed: its object is re-fetched from its origin (./inbox/forwarded.ts).
+    .onUnverifiedActivity(unverifiedCreateHandler(services))
     .on(Follow, (ctx, activity) => onFollow(services, ctx, activity))
     .on(Accept, (ctx, activity) => onAccept(services, ctx, activity))
     .on(Reject, (ctx, activity) => onReject(services, ctx, activity))

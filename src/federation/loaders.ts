@@ -11,6 +11,7 @@
  * - A document on a server the domain policy refuses (suspended; not allowed in allowlist mode)
  *   is not fetched at all.
  */
+import type { webcrypto } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { kvCache, signRequest, type KvStore, type KvStoreSetOptions } from '@fedify/fedify';
 import {
@@ -91,10 +92,35 @@ export function boundedDocumentLoader(settings: LoaderSettings, sign?: Signer): 
   return load;
 }
 
-/** Objects (actors, keys, activities), cached five minutes in the KV store as Fedify does. */
-export function documentLoaderFactory(settings: LoaderSettings, kv: KvStore): () => DocumentLoader {
-  return () =>
-    kvCache({ loader: boundedDocumentLoader(settings), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+/** A key that signs fetches: its id (what peers fetch to verify) and its private half. */
+export interface FetchSigningKey {
+  keyId: URL;
+  privateKey: webcrypto.CryptoKey;
+}
+
+/** Signs each hop of a fetch with draft-cavage HTTP signatures, which every implementation verifies. */
+export function signerFor(key: () => Promise<FetchSigningKey | null>): Signer {
+  return async (url, headers) => {
+    const k = await key();
+    if (!k) return headers;
+    const signed = await signRequest(new Request(url, { headers }), k.privateKey, k.keyId, { spec: 'draft-cavage-http-signatures-12' });
+    return Object.fromEntries(signed.headers.entries());
+  };
+}
+
+/**
+ * Objects (actors, keys, activities), cached five minutes in the KV store as Fedify does. With
+ * `instanceKey` (the instance actor's, ./instance-actor.ts) every fetch is signed by the instance
+ * actor, as Mastodon signs its fetches with its representative account: servers in
+ * authorized-fetch mode answer it. What it gets is what any server may see, so the cache is shared.
+ */
+export function documentLoaderFactory(
+  settings: LoaderSettings,
+  kv: KvStore,
+  instanceKey?: () => Promise<FetchSigningKey | null>,
+): () => DocumentLoader {
+  const sign = instanceKey ? signerFor(instanceKey) : undefined;
+  return () => kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
 }
 
 /** JSON-LD contexts: preloaded ones in memory, others fetched under the same bounds and kept a day. */
@@ -115,13 +141,7 @@ export function contextLoaderFactory(settings: LoaderSettings, kv: KvStore): () 
  * with draft-cavage HTTP signatures, which every implementation verifies.
  */
 export function authenticatedDocumentLoaderFactory(settings: LoaderSettings): AuthenticatedDocumentLoaderFactory {
-  return (identity) =>
-    boundedDocumentLoader(settings, async (url, headers) => {
-      const signed = await signRequest(new Request(url, { headers }), identity.privateKey, identity.keyId, {
-        spec: 'draft-cavage-http-signatures-12',
-      });
-      return Object.fromEntries(signed.headers.entries());
-    });
+  return (identity) => boundedDocumentLoader(settings, signerFor(async () => identity));
 }
 
 /** How long a key that could not be fetched (or was unusable) is remembered as unavailable. */

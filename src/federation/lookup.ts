@@ -1,3 +1,4 @@
+import type { Context } from '@fedify/fedify';
 import { isActor, Object as AsObject } from '@fedify/vocab';
 import type { DocumentLoader } from '@fedify/vocab-runtime';
 import type { Services } from '../context.ts';
@@ -9,7 +10,8 @@ import { parseAcct } from '../lib/acct.ts';
 import { MAX_JSON_BYTES, safeFetch } from '../lib/safe-fetch.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
-import { boundedDocumentLoader, loaderSettings } from './loaders.ts';
+import { loaderSettings } from './loaders.ts';
+import { INSTANCE_ACTOR } from './instance-actor.ts';
 import type { RoostFederation } from './index.ts';
 
 /**
@@ -34,7 +36,7 @@ export async function lookupRemoteAccount(
   if (handle) url = await webFingerSelf(services, handle[1]!, handle[2]!);
   else url = URL.canParse(target) ? new URL(target) : null;
   if (!url) return null;
-  const documentLoader = opts.fresh ? freshDocumentLoader(services) : ctx.documentLoader;
+  const documentLoader = opts.fresh ? await freshDocumentLoader(ctx) : ctx.documentLoader;
   const object = await lookupObjectSafely(url, documentLoader, ctx.contextLoader);
   if (!object || !isActor(object)) return null;
   return persistAccount(services, object);
@@ -65,11 +67,12 @@ export async function lookupObjectSafely(url: URL, documentLoader: DocumentLoade
 
 /**
  * A document loader that skips the cache of fetched documents: for the checks that must see the
- * actor as it is now (a Move's target and its aliases), not as it was minutes ago. Bounded like
- * every other.
+ * actor as it is now (a Move's target and its aliases), not as it was minutes ago, and for the
+ * re-fetch of a forwarded object. Signed by the instance actor (./instance-actor.ts) and bounded
+ * like every other (Fedify's authenticated loader is ./loaders.ts's).
  */
-export function freshDocumentLoader(services: Services): DocumentLoader {
-  return boundedDocumentLoader(loaderSettings(services));
+export function freshDocumentLoader(ctx: Context<unknown>): Promise<DocumentLoader> {
+  return ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
 }
 
 /** The ActivityPub actor URL a handle's WebFinger document names (rel=self), or null. */

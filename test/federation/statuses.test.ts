@@ -157,6 +157,14 @@ describe('statuses between two instances', () => {
         { type: 'Mention', href: b.at('/users/carol'), name: `@carol@${b.config.domain}` },
         { type: 'Hashtag', href: a.at('/tags/Roost'), name: '#Roost' },
       ],
+      // No replies, favourites or boosts yet (test/federation/instance-actor.test.ts has some).
+      replies: {
+        id: `${publicStatus.uri}/replies`,
+        type: 'Collection',
+        first: { id: `${publicStatus.uri}/replies?cursor=first`, type: 'CollectionPage', partOf: `${publicStatus.uri}/replies` },
+      },
+      likes: { id: `${publicStatus.uri}/likes`, type: 'Collection', totalItems: 0 },
+      shares: { id: `${publicStatus.uri}/shares`, type: 'Collection', totalItems: 0 },
     });
     const viaUrl = await fetch(a.at(`/@alice/${publicStatus.id}`), { headers: AP });
     expect(viaUrl.status).toBe(200);

@@ -22,6 +22,7 @@ import { Migration20261123196000_deliveries } from './Migration20261123196000_de
 import { Migration20261126203000_account_conversations } from './Migration20261126203000_account_conversations.ts';
 import { Migration20261126202000_lists_markers } from './Migration20261126202000_lists_markers.ts';
 import { Migration20261126204000_scheduled_statuses } from './Migration20261126204000_scheduled_statuses.ts';
+import { Migration20261126206000_instance_actor } from './Migration20261126206000_instance_actor.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   Migration20261126202000_lists_markers,
   Migration20261126203000_account_conversations,
   Migration20261126204000_scheduled_statuses,
+  Migration20261126206000_instance_actor,
 ];

@@ -19,7 +19,7 @@ export async function onMove(services: Services, ctx: InboxContext<void>, move: 
   let target: Account | null = await localAccountFromUri(services, ctx, move.targetId);
   if (!target) {
     // Past the document cache: the alias the target just added must be seen.
-    const fetched = await ctx.lookupObject(move.targetId.href, { documentLoader: freshDocumentLoader(services) }).catch(() => null);
+    const fetched = await ctx.lookupObject(move.targetId.href, { documentLoader: await freshDocumentLoader(ctx) }).catch(() => null);
     if (!fetched || !isActor(fetched) || fetched.id?.href !== move.targetId.href) return;
     target = await persistAccount(services, fetched);
   }
