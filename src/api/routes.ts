@@ -26,6 +26,9 @@ import { rateLimitGuard } from './rate-limits.ts';
 import { tokenBeforeBody } from './body-token.ts';
 import { adminDomainBlocksRoutes } from './admin/domain_blocks.ts';
 import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
+import { tagRoutes } from './v1/tags.ts';
+import { featuredTagRoutes } from './v1/featured_tags.ts';
+import { customEmojiRoutes } from './v1/custom_emojis.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -54,6 +57,9 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   preferencesRoutes(router, services);
   adminDomainBlocksRoutes(router, services);
   adminDomainAllowsRoutes(router, services);
+  tagRoutes(router, services);
+  featuredTagRoutes(router, services);
+  customEmojiRoutes(router, services);
   webPageRoutes(router, services);
   return router;
 }

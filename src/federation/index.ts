@@ -25,6 +25,8 @@ import { onCreate } from './inbox/create.ts';
 import { onAnnounce } from './inbox/announce.ts';
 import { onLike } from './inbox/like.ts';
 import { localActorDocument } from './actor.ts';
+import { featuredTagsOf } from '../services/reads/tags.ts';
+import { toAsFeaturedTags } from './convert/to-as-emojis-tags.ts';
 import { allowedRecipients } from './outbound-policy.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
@@ -331,9 +333,9 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     const original = (await loadStatusesAs(services, ctx, [s.reblogOfId])).get(s.reblogOfId);
     return original && !original.deleted ? toAsAnnounce(announceFacts(s, original)) : null;
   });
-  // Mastodon's featured collections, at its paths: pinned posts and featured hashtags. Roost has
-  // neither posts nor featured tags yet, so both are real, empty collections; peers that fetch
-  // them on every profile refresh (Mastodon does) get an answer instead of a 404.
+  // Mastodon's featured collections, at its paths: pinned posts (an empty collection for now) and
+  // featured hashtags; peers that fetch them on every profile refresh (Mastodon does) get an
+  // answer instead of a 404.
   const noneYet = async (identifier: string) => {
     const account = await visibleLocalAccount(identifier);
     return account && !account.suspendedAt ? 0 : null;
@@ -343,11 +345,17 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       (await noneYet(identifier)) === null ? null : { items: [] },
     )
     .setCounter((_ctx, identifier) => noneYet(identifier));
+  // Featured hashtags: one Hashtag per featured tag, linking the account's statuses with it.
+  const featuredTags = async (identifier: string) => {
+    const account = await visibleLocalAccount(identifier);
+    return account && !account.suspendedAt ? toAsFeaturedTags(config.publicUrl, await featuredTagsOf(services, account.id)) : null;
+  };
   federation
-    .setFeaturedTagsDispatcher('/users/{identifier}/collections/tags', async (_ctx, identifier) =>
-      (await noneYet(identifier)) === null ? null : { items: [] },
-    )
-    .setCounter((_ctx, identifier) => noneYet(identifier));
+    .setFeaturedTagsDispatcher('/users/{identifier}/collections/tags', async (_ctx, identifier) => {
+      const items = await featuredTags(identifier);
+      return items === null ? null : { items };
+    })
+    .setCounter(async (_ctx, identifier) => (await featuredTags(identifier))?.length ?? null);
 
   federation
     .setInboxListeners('/users/{identifier}/inbox', '/inbox')

@@ -13,6 +13,7 @@ import { persistRemoteStatus, statusByUri, updateRemoteStatus, type RemoteStatus
 import { isPublicCollection, isStatusObject, noteFields, persistAccount, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
 import { REMOTE_FETCH_LIMITS } from './loaders.ts';
+import { persistRemoteEmojis } from '../services/custom-emojis.ts';
 import { lookupObjectSafely } from './lookup.ts';
 
 /** What one incoming activity has spent of REMOTE_FETCH_LIMITS.fetches (shared down a thread). */
@@ -111,6 +112,7 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     if (account && !mentions.some((m) => m.accountId === account.id)) mentions.push({ accountId: account.id, silent: false });
   }
   const parentId = f.inReplyToUri ? await resolveParent(services, ctx, new URL(f.inReplyToUri), o) : null;
+  if (author.domain) await persistRemoteEmojis(services, author.domain, f.emojis);
   const input: RemoteStatusInput = {
     uri: f.uri,
     url: f.url,
@@ -199,6 +201,7 @@ export async function updateNote(services: Services, ctx: Context<void>, note: S
     maxAttachments: services.config.limits.statuses.maxMediaAttachments,
   });
   const { mentions } = await mentionsOf(services, f, author, null);
+  if (author.domain) await persistRemoteEmojis(services, author.domain, f.emojis);
   return updateRemoteStatus(services, author.id, f.uri, {
     content: f.content,
     spoilerText: f.spoilerText,

@@ -19,6 +19,7 @@ import { Migration20261123193000_status_edits_cards_conversations } from './Migr
 import { Migration20261123192000_home_feeds } from './Migration20261123192000_home_feeds.ts';
 import { Migration20261123195000_instance_domain_policy } from './Migration20261123195000_instance_domain_policy.ts';
 import { Migration20261123196000_deliveries } from './Migration20261123196000_deliveries.ts';
+import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 
 /** Every migration, in order. Committed migrations never change; add a new one instead. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   Migration20261123192000_home_feeds,
   Migration20261123195000_instance_domain_policy,
   Migration20261123196000_deliveries,
+  Migration20261126205000_emojis_tags,
 ];
