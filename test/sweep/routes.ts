@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'featured_tag';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -289,6 +289,20 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_allows'], pathParams: { id: 'domain_allow' } },
   { method: 'POST', path: '/api/v1/admin/domain_allows', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], pathParams: { id: 'domain_allow' } },
+
+  // Custom emojis, featured and followed tags (a tag name: any string; an invalid one is a 404)
+  { method: 'GET', path: '/api/v1/custom_emojis', auth: 'public' },
+  { method: 'GET', path: '/api/v1/tags/:name', auth: 'public+scope', scopes: ['read', 'read:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/follow', auth: 'user', scopes: ['follow', 'write', 'write:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/unfollow', auth: 'user', scopes: ['follow', 'write', 'write:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/feature', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/unfeature', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'GET', path: '/api/v1/followed_tags', auth: 'user', scopes: ['read', 'read:follows'], params: PAGE },
+  { method: 'GET', path: '/api/v1/featured_tags', auth: 'user', scopes: READ_ACCOUNTS },
+  { method: 'POST', path: '/api/v1/featured_tags', auth: 'user', scopes: WRITE_ACCOUNTS, params: { name: 'string' } },
+  { method: 'GET', path: '/api/v1/featured_tags/suggestions', auth: 'user', scopes: READ_ACCOUNTS },
+  { method: 'DELETE', path: '/api/v1/featured_tags/:id', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { id: 'featured_tag' } },
+  { method: 'GET', path: '/api/v1/accounts/:id/featured_tags', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

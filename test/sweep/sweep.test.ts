@@ -40,6 +40,8 @@ interface Fixture {
   /** A domain block and a domain allow, for the admin API's path ids. */
   domainBlockId: string;
   domainAllowId: string;
+  /** A featured tag of alice's. */
+  featuredTagId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
@@ -184,6 +186,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'poll') return fx.pollId;
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
+    if (kind === 'featured_tag') return fx.featuredTagId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -512,7 +515,9 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(block.status).toBe(200);
   const allow = await admin.api('/api/v1/admin/domain_allows', { method: 'POST', body: { domain: 'allowed.sweep.example' } });
   expect(allow.status).toBe(200);
-  const fx: Fixture = { alice, admin, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const featured = await alice.api('/api/v1/featured_tags', { method: 'POST', body: { name: 'sweep' } });
+  expect(featured.status).toBe(200);
+  const fx: Fixture = { alice, admin, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
