@@ -13,7 +13,7 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Announce, Block, Create, Delete, Follow, Like, Move, Note, Undo, Reject, Update, type Activity, type Recipient } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Emoji, Follow, Like, Move, Note, Undo, Reject, Update, type Activity, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
@@ -26,7 +26,8 @@ import { onAnnounce } from './inbox/announce.ts';
 import { onLike } from './inbox/like.ts';
 import { localActorDocument } from './actor.ts';
 import { featuredTagsOf } from '../services/reads/tags.ts';
-import { toAsFeaturedTags } from './convert/to-as-emojis-tags.ts';
+import { toAsEmoji, toAsFeaturedTags } from './convert/to-as-emojis-tags.ts';
+import { emojiFacts, localEmojiById } from '../services/reads/emojis.ts';
 import { allowedRecipients } from './outbound-policy.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
@@ -356,6 +357,12 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       return items === null ? null : { items };
     })
     .setCounter(async (_ctx, identifier) => (await featuredTags(identifier))?.length ?? null);
+
+  // A local custom emoji at its id (the Emoji tags of Notes and actors name it), as Mastodon serves it.
+  federation.setObjectDispatcher(Emoji, '/emojis/{id}', async (_ctx, { id }) => {
+    const emoji = await localEmojiById(services, id);
+    return emoji ? toAsEmoji(emojiFacts(services, emoji)) : null;
+  });
 
   federation
     .setInboxListeners('/users/{identifier}/inbox', '/inbox')

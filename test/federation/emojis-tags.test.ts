@@ -53,6 +53,11 @@ describe('custom emojis and followed tags between two instances', () => {
       updated: expect.any(String),
       icon: { type: 'Image', mediaType: 'image/png', url: emojiOnA.url },
     });
+    // …and the Emoji is served at its id.
+    const served = await fetch(a.at(`/emojis/${local!.id}`), { headers: AP });
+    expect(served.status).toBe(200);
+    expect(await served.json()).toMatchObject({ id: a.at(`/emojis/${local!.id}`), type: 'Emoji', name: ':roostling:', icon: { url: emojiOnA.url } });
+    expect((await fetch(a.at('/emojis/999'), { headers: AP })).status).toBe(404);
     const onB = await statusOnB(posted.body.uri);
     const seen = await bob.api(`/api/v1/statuses/${onB.id}`);
     expect(seen.status).toBe(200);

@@ -86,3 +86,14 @@ export function emojiFacts(services: Services, e: CustomEmojiRow): { uri: string
 export function accountEmojiShortcodes(a: { displayName: string; note: string; fields: { name: string; value: string }[] }): string[] {
   return emojiShortcodes(a.displayName, a.note, ...a.fields.flatMap((f) => [f.name, f.value]));
 }
+
+/** An enabled local emoji by id (what `/emojis/ID` serves to peers), or null. */
+export async function localEmojiById(services: Services, id: string): Promise<CustomEmojiRow | null> {
+  if (!/^\d{1,19}$/.test(id)) return null;
+  const [row] = await services.db.sql.query<Row>(
+    `select ${COLUMNS} from custom_emojis e left join custom_emoji_categories c on c.id = e.category_id
+      where e.id = $1::bigint and e.domain is null and not e.disabled`,
+    [id],
+  );
+  return row ? fromRow(row) : null;
+}
