@@ -29,6 +29,7 @@ import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
 import { tagRoutes } from './v1/tags.ts';
 import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
+import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -60,6 +61,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   tagRoutes(router, services);
   featuredTagRoutes(router, services);
   customEmojiRoutes(router, services);
+  adminCustomEmojiRoutes(router, services);
   webPageRoutes(router, services);
   return router;
 }

@@ -42,3 +42,20 @@ export function serializeCustomEmoji(e: CustomEmojiRow, mediaBaseUrl: string): M
 export function emojiKey(domain: string | null, shortcode: string): string {
   return `${domain ?? ''} ${shortcode}`;
 }
+
+/** A local emoji as the admin API shows it (Roost's; Mastodon has no admin API for emojis): its id, state and dates too. */
+export function serializeAdminCustomEmoji(
+  e: CustomEmojiRow & { disabled: boolean; categoryId: string | null; createdAt: Date },
+  mediaBaseUrl: string,
+): Record<string, unknown> {
+  const { category: _c, ...rest } = serializeCustomEmoji(e, mediaBaseUrl);
+  return {
+    id: e.id,
+    ...rest,
+    category: e.category,
+    category_id: e.categoryId,
+    disabled: e.disabled,
+    created_at: e.createdAt.toISOString(),
+    updated_at: e.updatedAt.toISOString(),
+  };
+}

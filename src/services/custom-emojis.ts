@@ -93,20 +93,37 @@ export async function addCustomEmoji(services: Services, input: AddEmojiInput): 
   return id;
 }
 
-async function localEmojiId(services: Services, shortcode: string): Promise<string> {
-  const [row] = await services.db.sql.query<{ id: string }>(`select id::text from custom_emojis where domain is null and shortcode = $1`, [shortcode]);
-  if (!row) throw notFound(`No custom emoji :${shortcode}:`);
+/** A local emoji named by its shortcode (the CLI) or its id (the admin API). */
+export type EmojiRef = string | { id: string };
+
+async function localEmojiId(services: Services, ref: EmojiRef): Promise<string> {
+  const byId = typeof ref !== 'string';
+  const [row] = await services.db.sql.query<{ id: string }>(
+    `select id::text from custom_emojis where domain is null and ${byId ? 'id = $1::bigint' : 'shortcode = $1'}`,
+    [byId ? ref.id : ref],
+  );
+  if (!row) throw notFound(byId ? 'Record not found' : `No custom emoji :${ref}:`);
   return row.id;
 }
 
-/** Changes a local emoji: disabled (not rendered, not listed), shown in the picker, its category ('' or null: none). */
+/**
+ * Changes a local emoji: disabled (not rendered, not listed), shown in the picker, its category by
+ * name ('' or null: none; created when new) or by id (`categoryId`: an unknown one is a 422).
+ */
 export async function updateCustomEmoji(
   services: Services,
-  shortcode: string,
-  change: { disabled?: boolean; visibleInPicker?: boolean; category?: string | null },
+  shortcode: EmojiRef,
+  change: { disabled?: boolean; visibleInPicker?: boolean; category?: string | null; categoryId?: string },
 ): Promise<void> {
   const id = await localEmojiId(services, shortcode);
   await services.db.sql.transaction(async (sql) => {
+    if (change.categoryId !== undefined) {
+      const [known] = /^\d{1,19}$/.test(change.categoryId)
+        ? await sql.query(`select 1 from custom_emoji_categories where id = $1::bigint`, [change.categoryId])
+        : [];
+      if (!known) throw invalid('category', 'does not exist');
+      await sql.query(`update custom_emojis set category_id = $2 where id = $1`, [id, change.categoryId]);
+    }
     const sets: string[] = ['updated_at = $2'];
     const params: unknown[] = [id, services.clock.now()];
     if (change.disabled !== undefined) sets.push(`disabled = $${params.push(change.disabled)}`);
@@ -117,7 +134,7 @@ export async function updateCustomEmoji(
 }
 
 /** Removes a local emoji and its files. */
-export async function removeCustomEmoji(services: Services, shortcode: string): Promise<void> {
+export async function removeCustomEmoji(services: Services, shortcode: EmojiRef): Promise<void> {
   const id = await localEmojiId(services, shortcode);
   const [row] = await services.db.sql.query<{ image_key: string | null; static_key: string | null }>(
     `delete from custom_emojis where id = $1 returning image_key, static_key`,

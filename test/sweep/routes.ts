@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'featured_tag';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'featured_tag' | 'custom_emoji';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -303,6 +303,23 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/featured_tags/suggestions', auth: 'user', scopes: READ_ACCOUNTS },
   { method: 'DELETE', path: '/api/v1/featured_tags/:id', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { id: 'featured_tag' } },
   { method: 'GET', path: '/api/v1/accounts/:id/featured_tags', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT },
+
+  // Admin: custom emojis (DELETE last: it removes the fixture's emoji)
+  { method: 'GET', path: '/api/v1/admin/custom_emojis', auth: 'admin', scopes: ['admin:read'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'custom_emoji' } },
+  { method: 'POST', path: '/api/v1/admin/custom_emojis', auth: 'admin', scopes: ['admin:write'], params: { shortcode: 'string', image: 'file', category: 'string', visible_in_picker: 'bool' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/custom_emojis/:id',
+      auth: 'admin',
+      scopes: ['admin:write'],
+      pathParams: { id: 'custom_emoji' },
+      params: { category: 'string', category_id: 'id', visible_in_picker: 'bool', disabled: 'bool' },
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'custom_emoji' } },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

@@ -42,6 +42,8 @@ interface Fixture {
   domainAllowId: string;
   /** A featured tag of alice's. */
   featuredTagId: string;
+  /** A local custom emoji, for the admin API's path ids. */
+  customEmojiId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
@@ -187,6 +189,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
     if (kind === 'featured_tag') return fx.featuredTagId;
+    if (kind === 'custom_emoji') return fx.customEmojiId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -517,7 +520,12 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(allow.status).toBe(200);
   const featured = await alice.api('/api/v1/featured_tags', { method: 'POST', body: { name: 'sweep' } });
   expect(featured.status).toBe(200);
-  const fx: Fixture = { alice, admin, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const emojiForm = new FormData();
+  emojiForm.append('shortcode', 'sweepmoji');
+  emojiForm.append('image', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 4, background: '#00ff00' } }).png().toBuffer())], { type: 'image/png' }), 'e.png');
+  const emoji = await admin.api('/api/v1/admin/custom_emojis', { method: 'POST', body: emojiForm });
+  expect(emoji.status).toBe(200);
+  const fx: Fixture = { alice, admin, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

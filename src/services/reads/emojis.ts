@@ -7,6 +7,7 @@ import type { Services } from '../../context.ts';
 import { emojiKey, serializeCustomEmoji, type CustomEmojiRow } from '../../serializers/custom-emoji.ts';
 import { mediaStorage } from '../media-storage.ts';
 import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
+import { newestFirst, pageSql, type PageParams } from './page.ts';
 
 const COLUMNS = `e.id::text, e.shortcode, e.domain, e.image_key, e.static_key, e.image_url, e.visible_in_picker, c.name as category, e.updated_at`;
 
@@ -96,4 +97,31 @@ export async function localEmojiById(services: Services, id: string): Promise<Cu
     [id],
   );
   return row ? fromRow(row) : null;
+}
+
+/** A local emoji as the admin API shows it: with its state and dates. */
+export type AdminEmojiRow = CustomEmojiRow & { disabled: boolean; categoryId: string | null; createdAt: Date };
+
+const ADMIN_COLUMNS = `${COLUMNS}, e.disabled, e.category_id::text, e.created_at`;
+type AdminRow = Row & { disabled: boolean; category_id: string | null; created_at: string | Date };
+const adminFromRow = (r: AdminRow): AdminEmojiRow => ({ ...fromRow(r), disabled: r.disabled, categoryId: r.category_id, createdAt: new Date(r.created_at) });
+
+/** A page of the local emojis by id, newest first (the admin API's list). */
+export async function adminEmojisPage(services: Services, p: PageParams): Promise<AdminEmojiRow[]> {
+  const page = pageSql('e.id', p, 1);
+  const rows = await services.db.sql.query<AdminRow>(
+    `select ${ADMIN_COLUMNS} from custom_emojis e left join custom_emoji_categories c on c.id = e.category_id
+      where e.domain is null${page.where} order by ${page.order} limit ${p.limit}`,
+    page.params,
+  );
+  return newestFirst(rows, p).map(adminFromRow);
+}
+
+/** One local emoji by id (disabled ones too), or null. */
+export async function adminEmoji(services: Services, id: string): Promise<AdminEmojiRow | null> {
+  const [row] = await services.db.sql.query<AdminRow>(
+    `select ${ADMIN_COLUMNS} from custom_emojis e left join custom_emoji_categories c on c.id = e.category_id where e.id = $1::bigint and e.domain is null`,
+    [id],
+  );
+  return row ? adminFromRow(row) : null;
 }
