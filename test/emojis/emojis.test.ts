@@ -129,6 +129,7 @@ describe('operating custom emojis', () => {
     });
     expect(s.emojis[1].visible_in_picker).toBe(false);
     expect(s.poll.emojis.map((e: { shortcode: string }) => e.shortcode)).toEqual(['blobcat']);
+    expect((await apiRequest(roost, `/api/v1/polls/${s.poll.id}`)).body.emojis).toEqual(s.poll.emojis);
     expect(s.account.display_name).toBe('Alice :blobcat:');
     expect(s.account.emojis.map((e: { shortcode: string }) => e.shortcode)).toEqual(['blobcat', 'party_parrot']);
 

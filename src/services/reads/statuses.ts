@@ -21,15 +21,9 @@ import { loadAccountPage } from './accounts.ts';
 import { hasMediaSql, loadStatusMedia } from './media.ts';
 import { mediaStorage } from '../media-storage.ts';
 import { loadPollsOfStatuses } from './polls.ts';
-import { loadEmojisFor } from './emojis.ts';
+import { loadEmojisFor, pollOptionTitles } from './emojis.ts';
 import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
-import type { PollRow } from '../../serializers/poll.ts';
 
-/** A poll's option titles, from its snapshot. */
-function pollOptionTitles(p: PollRow): string[] {
-  const options = (p.snapshot as unknown as { context?: { options?: unknown } }).context?.options;
-  return Array.isArray(options) ? options.map((o) => (typeof o === 'string' ? o : String((o as { title?: unknown })?.title ?? ''))) : [];
-}
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
 /**
