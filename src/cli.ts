@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts, domains, deliveries. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, domains, emojis, deliveries. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/index.ts';
 import { startRoost, openRoostServices, federationOn, VERSION } from './main.ts';
 import { sendControlCommand } from './control/socket.ts';
@@ -290,6 +291,61 @@ const COMMANDS: Record<string, CliCommand> = {
       }
       lines.push(result.allows.length ? `Allowed: ${result.allows.join(', ')}` : 'No allowed domains.');
       out(lines.join('\n'));
+    },
+  },
+  'emojis add': {
+    usage: 'emojis add SHORTCODE FILE [--category NAME] [--unlisted]',
+    summary: 'add a custom emoji (:SHORTCODE:) from a PNG, GIF or WebP file of at most 256 KB;\n--unlisted keeps it out of the picker (it still renders)',
+    options: { category: { type: 'string' }, unlisted: { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 2) throw new UsageError('roost emojis add: give a SHORTCODE and a FILE', 'emojis add');
+      const [shortcode, file] = positionals as [string, string];
+      await operatorCommand('emojis.add', { shortcode, file: path.resolve(file), category: values.category, unlisted: values.unlisted });
+      out(`OK: :${shortcode}: added`);
+    },
+  },
+  'emojis list': {
+    usage: 'emojis list [--category NAME]',
+    summary: 'list the local custom emojis: shortcode, category, picker, disabled, image URL',
+    options: { category: { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length) throw new UsageError('roost emojis list: takes no arguments', 'emojis list');
+      const { emojis } = (await operatorCommand('emojis.list', { category: values.category })) as {
+        emojis: { shortcode: string; category: string | null; visible_in_picker: boolean; disabled: boolean; url: string }[];
+      };
+      if (emojis.length === 0) return out('No custom emojis.');
+      const rows = [
+        ['SHORTCODE', 'CATEGORY', 'PICKER', 'DISABLED', 'URL'],
+        ...emojis.map((e) => [e.shortcode, e.category ?? '-', e.visible_in_picker ? 'yes' : 'no', e.disabled ? 'yes' : 'no', e.url]),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  ...Object.fromEntries(
+    (['disable', 'enable', 'remove'] as const).map((verb) => [
+      `emojis ${verb}`,
+      {
+        usage: `emojis ${verb} SHORTCODE`,
+        summary:
+          verb === 'disable' ? 'stop rendering and listing a custom emoji' : verb === 'enable' ? 'render and list a disabled custom emoji again' : 'remove a custom emoji and its images',
+        options: {},
+        async run(_values: Values, positionals: string[]) {
+          if (positionals.length !== 1) throw new UsageError(`roost emojis ${verb}: give exactly one SHORTCODE`, `emojis ${verb}`);
+          await operatorCommand(`emojis.${verb}`, { shortcode: positionals[0] });
+          out(`OK: :${positionals[0]}: ${verb === 'remove' ? 'removed' : `${verb}d`}`);
+        },
+      } satisfies CliCommand,
+    ]),
+  ),
+  'emojis category': {
+    usage: 'emojis category SHORTCODE NAME | --none',
+    summary: "put a custom emoji in the picker's category NAME (created if new), or in none",
+    options: { none: { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== (values.none ? 1 : 2)) throw new UsageError('roost emojis category: give a SHORTCODE and a category NAME, or --none', 'emojis category');
+      await operatorCommand('emojis.category', { shortcode: positionals[0], category: positionals[1], none: values.none });
+      out(values.none ? `OK: :${positionals[0]}: has no category` : `OK: :${positionals[0]}: is in ${positionals[1]}`);
     },
   },
 };

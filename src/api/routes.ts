@@ -32,6 +32,10 @@ import { bookmarkRoutes } from './v1/bookmarks.ts';
 import { favouriteRoutes } from './v1/favourites.ts';
 import { listRoutes } from './v1/lists.ts';
 import { markerRoutes } from './v1/markers.ts';
+import { tagRoutes } from './v1/tags.ts';
+import { featuredTagRoutes } from './v1/featured_tags.ts';
+import { customEmojiRoutes } from './v1/custom_emojis.ts';
+import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -66,6 +70,10 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   adminDomainAllowsRoutes(router, services);
   listRoutes(router, services);
   markerRoutes(router, services);
+  tagRoutes(router, services);
+  featuredTagRoutes(router, services);
+  customEmojiRoutes(router, services);
+  adminCustomEmojiRoutes(router, services);
   webPageRoutes(router, services);
   return router;
 }

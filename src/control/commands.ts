@@ -27,6 +27,7 @@ import {
 } from '../services/domain-blocks.ts';
 import { allDomainAllows, allDomainBlocks } from '../services/reads/domain-blocks.ts';
 import { deliveryState } from '../federation/delivery.ts';
+import { EMOJI_COMMANDS } from './emojis.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -66,6 +67,7 @@ function blockSummary(b: { domain: string; severity: string; reject_media: boole
 }
 
 export const COMMANDS: Record<string, Command> = {
+  ...EMOJI_COMMANDS,
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

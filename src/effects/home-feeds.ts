@@ -13,6 +13,7 @@
 import type { Services } from '../context.ts';
 import type { OutboxRecord } from './outbox.ts';
 import { pushToListFeeds } from './list-feeds.ts';
+import { pushToTagFollowers } from './tag-feeds.ts';
 
 /** How many of a newly followed account's statuses are merged into the follower's feed (Mastodon: 800 / 4). */
 export const MERGE_ON_FOLLOW = 200;
@@ -41,8 +42,9 @@ export function homeFeedConsumer(services: Services) {
            select count(*)::text as n from pushed`,
           [event.statusId],
         );
-        log.debug({ statusId: event.statusId, feeds: Number(rows[0]?.n ?? 0) }, 'status pushed to home feeds');
         await pushToListFeeds(services, event.statusId);
+        const byTag = event.type === 'status.created' ? await pushToTagFollowers(services, event.statusId) : 0;
+        log.debug({ statusId: event.statusId, feeds: Number(rows[0]?.n ?? 0), byTag }, 'status pushed to home feeds');
         return;
       }
       case 'follow.accepted': {

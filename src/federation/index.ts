@@ -13,7 +13,7 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Announce, Block, Create, Delete, Follow, Like, Move, Note, Undo, Reject, Update, type Activity, type Recipient } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Emoji, Follow, Like, Move, Note, Undo, Reject, Update, type Activity, type Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
@@ -25,6 +25,9 @@ import { onCreate } from './inbox/create.ts';
 import { onAnnounce } from './inbox/announce.ts';
 import { onLike } from './inbox/like.ts';
 import { localActorDocument } from './actor.ts';
+import { featuredTagsOf } from '../services/reads/tags.ts';
+import { toAsEmoji, toAsFeaturedTags } from './convert/to-as-emojis-tags.ts';
+import { emojiFacts, localEmojiById } from '../services/reads/emojis.ts';
 import { allowedRecipients } from './outbound-policy.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
@@ -396,8 +399,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .authorize((ctx) => mayFetchDocuments(ctx));
   // Mastodon's featured collections, at its paths. Featured: the pinned statuses anyone may see,
   // most recently pinned first, as Notes (an OrderedCollection, as Mastodon's), in a fixed number
-  // of statements. Featured hashtags: Roost has none yet, so a real, empty collection; peers that
-  // fetch it on every profile refresh (Mastodon does) get an answer instead of a 404.
+  // of statements. Featured hashtags: one Hashtag per featured tag.
   const noneYet = async (identifier: string) => {
     const account = await visibleLocalAccount(identifier);
     return account && !account.suspendedAt ? 0 : null;
@@ -423,12 +425,24 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
       return (await featuredStatusIds(services, account.id, config.limits.accounts.maxPinnedStatuses)).length;
     })
     .authorize((ctx) => mayFetchDocuments(ctx));
+  // Featured hashtags: one Hashtag per featured tag, linking the account's statuses with it.
+  const featuredTags = async (identifier: string) => {
+    const account = await visibleLocalAccount(identifier);
+    return account && !account.suspendedAt ? toAsFeaturedTags(config.publicUrl, await featuredTagsOf(services, account.id)) : null;
+  };
   federation
-    .setFeaturedTagsDispatcher('/users/{identifier}/collections/tags', async (_ctx, identifier) =>
-      (await noneYet(identifier)) === null ? null : { items: [] },
-    )
-    .setCounter((_ctx, identifier) => noneYet(identifier))
+    .setFeaturedTagsDispatcher('/users/{identifier}/collections/tags', async (_ctx, identifier) => {
+      const items = await featuredTags(identifier);
+      return items === null ? null : { items };
+    })
+    .setCounter(async (_ctx, identifier) => (await featuredTags(identifier))?.length ?? null)
     .authorize((ctx) => mayFetchDocuments(ctx));
+
+  // A local custom emoji at its id (the Emoji tags of Notes and actors name it), as Mastodon serves it.
+  federation.setObjectDispatcher(Emoji, '/emojis/{id}', async (_ctx, { id }) => {
+    const emoji = await localEmojiById(services, id);
+    return emoji ? toAsEmoji(emojiFacts(services, emoji)) : null;
+  });
 
   federation
     .setInboxListeners('/users/{identifier}/inbox', '/inbox')

@@ -13,6 +13,7 @@ import { persistRemoteStatus, statusByUri, updateRemoteStatus, type RemoteStatus
 import { isPublicCollection, isStatusObject, noteFields, persistAccount, questionPoll, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
 import { REMOTE_FETCH_LIMITS } from './loaders.ts';
+import { persistRemoteEmojis } from '../services/custom-emojis.ts';
 import { lookupObjectSafely } from './lookup.ts';
 
 /** What one incoming activity has spent of REMOTE_FETCH_LIMITS.fetches (shared down a thread). */
@@ -116,6 +117,7 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
   const parentId = f.inReplyToUri ? await resolveParent(services, ctx, new URL(f.inReplyToUri), o) : null;
   // A Question is a status with a poll (one that cannot be read is stored without it).
   const poll = note instanceof Question ? await questionPoll(note) : null;
+  if (author.domain) await persistRemoteEmojis(services, author.domain, f.emojis);
   const input: RemoteStatusInput = {
     uri: f.uri,
     url: f.url,
@@ -206,6 +208,7 @@ export async function updateNote(services: Services, ctx: Context<void>, note: S
     raw,
   });
   const { mentions } = await mentionsOf(services, f, author, null);
+  if (author.domain) await persistRemoteEmojis(services, author.domain, f.emojis);
   return updateRemoteStatus(services, author.id, f.uri, {
     content: f.content,
     spoilerText: f.spoilerText,

@@ -9,6 +9,8 @@ import type { Services } from '../context.ts';
 import { visibleSql } from '../services/reads/statuses.ts';
 import { mediaStorage } from '../services/media-storage.ts';
 import type { AnnounceFacts, NoteFacts } from './convert/to-as.ts';
+import { emojiFacts, loadEmojisFor } from '../services/reads/emojis.ts';
+import { emojiShortcodes } from '../lib/emoji-shortcodes.ts';
 
 /** A status row with what its activities need besides the Note. */
 export interface StatusAsRow {
@@ -105,6 +107,11 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         };
       });
   const base = services.config.publicUrl;
+  // The local custom emojis local statuses use: one more statement, only when one names any.
+  const emojis = await loadEmojisFor(
+    services,
+    rows.filter((r) => r.local).map((r) => ({ owner: r.id, domain: null, shortcodes: emojiShortcodes(r.spoiler_text, r.content) })),
+  );
   for (const r of rows) {
     const mine = mentions.filter((m) => m.status_id === r.id);
     const poll = polls.find((p) => p.status_id === r.id);
@@ -146,6 +153,7 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
               votersCount: poll.voters_count,
             }
           : null,
+        emojis: (emojis.get(r.id) ?? []).map((e) => emojiFacts(services, e)),
       },
     });
   }

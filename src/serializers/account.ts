@@ -5,6 +5,7 @@
  */
 import type { Account } from '../db/entities/index.ts';
 import { formatFieldValue, formatPlainText, handleKey, type FormatOptions, type MentionTarget } from '../lib/text-format.ts';
+import { serializeCustomEmoji, type CustomEmojiRow, type MastodonCustomEmoji } from './custom-emoji.ts';
 
 export interface MastodonField {
   name: string;
@@ -32,7 +33,7 @@ export interface MastodonAccount {
   header_static: string;
   locked: boolean;
   fields: MastodonField[];
-  emojis: unknown[];
+  emojis: MastodonCustomEmoji[];
   bot: boolean;
   group: boolean;
   discoverable: boolean | null;
@@ -73,6 +74,10 @@ export interface AccountView {
   localDomain?: string;
   /** Known accounts mentioned in local bios and fields, by handleKey (services/account-views.ts). */
   mentions?: Map<string, MentionTarget>;
+  /** Per account id: the custom emojis its name, bio and fields use (reads/emojis.ts). */
+  emojis?: Map<string, CustomEmojiRow[]>;
+  /** The media storage's public base URL (local emojis' images). */
+  mediaBaseUrl?: string;
 }
 
 /** How local profile text is rendered for this view: tags on this server, mentions of known accounts. */
@@ -127,7 +132,7 @@ export function serializeAccount(account: Account, view: AccountView, depth = 0)
     header_static: header,
     locked: suspended ? false : account.locked,
     fields: suspended ? [] : accountFields(account, view),
-    emojis: [],
+    emojis: suspended ? [] : (view.emojis?.get(account.id) ?? []).map((e) => serializeCustomEmoji(e, view.mediaBaseUrl ?? `${view.baseUrl}/system/`)),
     bot: !suspended && (account.actorType === 'Service' || account.actorType === 'Application'),
     group: account.actorType === 'Group',
     discoverable: suspended ? false : (account.discoverable ?? null),

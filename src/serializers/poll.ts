@@ -1,7 +1,7 @@
 /**
  * Mastodon's Poll entity (entities/Poll.md), pure: a poll's snapshot (actors/poll renderPoll
  * reads the counts, the end and the hidden totals) and the viewer's own vote row in, JSON out.
- * `voted` and `own_votes` only for a signed-in viewer; `emojis` empty until custom emojis exist.
+ * `voted` and `own_votes` only for a signed-in viewer; `emojis` as the status view found them.
  */
 import { renderPoll, type PollSnapshot } from '../../actors/poll/poll.machine.ts';
 
@@ -28,7 +28,8 @@ export interface MastodonPoll {
   own_votes?: number[];
 }
 
-export function serializePoll(poll: PollRow, viewerId: string | null, now: Date): MastodonPoll {
+/** `emojis`: the custom emojis its options use, rendered (none by default). */
+export function serializePoll(poll: PollRow, viewerId: string | null, now: Date, emojis: unknown[] = []): MastodonPoll {
   const viewer = viewerId === null ? null : { accountId: viewerId, isAuthor: viewerId === poll.accountId, ownVotes: poll.ownVotes };
   const f = renderPoll(poll.snapshot, viewer, now.toISOString());
   return {
@@ -39,7 +40,7 @@ export function serializePoll(poll: PollRow, viewerId: string | null, now: Date)
     votes_count: f.votes_count,
     voters_count: f.voters_count,
     options: f.options,
-    emojis: [],
+    emojis,
     ...(viewer ? { voted: f.voted, own_votes: f.own_votes } : {}),
   };
 }

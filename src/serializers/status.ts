@@ -7,6 +7,7 @@ import type { Account } from '../db/entities/index.ts';
 import { serializeAccount, type AccountView, type MastodonAccount } from './account.ts';
 import { serializeMediaAttachment, type MastodonMediaAttachment, type MediaAttachmentRow } from './media-attachment.ts';
 import { serializePoll, type MastodonPoll, type PollRow } from './poll.ts';
+import { serializeCustomEmoji, type CustomEmojiRow, type MastodonCustomEmoji } from './custom-emoji.ts';
 import { serializePreviewCard, type MastodonPreviewCard, type PreviewCardRow } from './preview-card.ts';
 
 export interface StatusRow {
@@ -63,6 +64,8 @@ export interface StatusView {
   polls?: Map<string, PollRow>;
   /** When the page is rendered (a poll's `expired`): read by the loader, never here. */
   now?: Date;
+  /** Per status id: the custom emojis its text and content warning use; per poll id, its options' (reads/emojis.ts). */
+  emojis?: Map<string, CustomEmojiRow[]>;
 }
 
 export interface MastodonStatus {
@@ -79,7 +82,7 @@ export interface MastodonStatus {
   application?: { name: string; website: string | null };
   mentions: { id: string; username: string; url: string; acct: string }[];
   tags: { name: string; url: string }[];
-  emojis: unknown[];
+  emojis: MastodonCustomEmoji[];
   reblogs_count: number;
   favourites_count: number;
   replies_count: number;
@@ -106,7 +109,11 @@ export interface SerializeStatusOptions {
 
 function pollOf(status: StatusRow, view: StatusView): MastodonPoll | null {
   const poll = view.polls?.get(status.id);
-  return poll && view.now ? serializePoll(poll, view.viewerId, view.now) : null;
+  return poll && view.now ? serializePoll(poll, view.viewerId, view.now, emojisOf(`poll ${poll.id}`, view)) : null;
+}
+
+function emojisOf(key: string, view: StatusView): MastodonCustomEmoji[] {
+  return (view.emojis?.get(key) ?? []).map((e) => serializeCustomEmoji(e, view.mediaBaseUrl ?? `${view.baseUrl}/system/`));
 }
 
 /** The status, or null when its author (or its reblogged original) is not in the view. */
@@ -136,7 +143,7 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
       acct: m.domain ? `${m.username}@${m.domain}` : m.username,
     })),
     tags: (view.tags.get(status.id) ?? []).map((name) => ({ name: name.toLowerCase(), url: `${view.baseUrl}/tags/${encodeURIComponent(name.toLowerCase())}` })),
-    emojis: [],
+    emojis: emojisOf(status.id, view),
     reblogs_count: status.counts.reblogs,
     favourites_count: status.counts.favourites,
     replies_count: status.counts.replies,

@@ -9,6 +9,7 @@ import type { AccountView } from '../serializers/account.ts';
 import { loadAccountPage } from './reads/accounts.ts';
 import { localProfileTexts, mentionTargets } from './reads/mentions.ts';
 import type { MentionTarget } from '../lib/text-format.ts';
+import { accountEmojiShortcodes, emojiFacts, loadEmojisFor } from './reads/emojis.ts';
 
 export { localProfileTexts, mentionTargets };
 
@@ -17,6 +18,13 @@ export async function accountView(services: Services, accounts: readonly Account
 }
 
 /** What a local account's actor document needs for its HTML (federation/convert/to-as.ts). */
-export async function actorProfileFacts(services: Services, account: Account): Promise<{ localDomain: string; mentions: Map<string, MentionTarget> }> {
-  return { localDomain: services.config.domain, mentions: await mentionTargets(services, localProfileTexts([account])) };
+export async function actorProfileFacts(
+  services: Services,
+  account: Account,
+): Promise<{ localDomain: string; mentions: Map<string, MentionTarget>; emojis: ReturnType<typeof emojiFacts>[] }> {
+  const [mentions, emojis] = await Promise.all([
+    mentionTargets(services, localProfileTexts([account])),
+    loadEmojisFor(services, [{ owner: account.id, domain: null, shortcodes: accountEmojiShortcodes(account) }]),
+  ]);
+  return { localDomain: services.config.domain, mentions, emojis: (emojis.get(account.id) ?? []).map((e) => emojiFacts(services, e)) };
 }

@@ -106,7 +106,10 @@ export async function formatStatusText(services: Services, text: string): Promis
     localDomain: services.config.domain,
     resolveMention: (username, domain) => targets.get(handleKey(username, domain)),
   });
-  const tags = [...new Map(extractEntities(text).flatMap((e) => (e.kind === 'hashtag' ? [[e.tag.toLowerCase(), e.tag] as const] : []))).values()];
+  // Distinct in any case, each as first written (a Map built from pairs would keep the last spelling).
+  const firstSpelling = new Map<string, string>();
+  for (const e of extractEntities(text)) if (e.kind === 'hashtag' && !firstSpelling.has(e.tag.toLowerCase())) firstSpelling.set(e.tag.toLowerCase(), e.tag);
+  const tags = [...firstSpelling.values()];
   return { content, targets, tags };
 }
 

@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -324,6 +324,37 @@ export const ROUTES: RouteSpec[] = [
   { method: 'DELETE', path: '/api/v1/lists/:id', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' } },
   { method: 'GET', path: '/api/v1/markers', auth: 'user', scopes: READ_STATUSES, params: { timeline: 'strings' } },
   { method: 'POST', path: '/api/v1/markers', auth: 'user', scopes: WRITE_STATUSES, params: { home: 'hash', notifications: 'hash' } },
+
+  // Custom emojis, featured and followed tags (a tag name: any string; an invalid one is a 404)
+  { method: 'GET', path: '/api/v1/custom_emojis', auth: 'public' },
+  { method: 'GET', path: '/api/v1/tags/:name', auth: 'public+scope', scopes: ['read', 'read:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/follow', auth: 'user', scopes: ['follow', 'write', 'write:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/unfollow', auth: 'user', scopes: ['follow', 'write', 'write:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/feature', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/tags/:name/unfeature', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { name: 'username' }, unknownIdOk: true },
+  { method: 'GET', path: '/api/v1/followed_tags', auth: 'user', scopes: ['read', 'read:follows'], params: PAGE },
+  { method: 'GET', path: '/api/v1/featured_tags', auth: 'user', scopes: READ_ACCOUNTS },
+  { method: 'POST', path: '/api/v1/featured_tags', auth: 'user', scopes: WRITE_ACCOUNTS, params: { name: 'string' } },
+  { method: 'GET', path: '/api/v1/featured_tags/suggestions', auth: 'user', scopes: READ_ACCOUNTS },
+  { method: 'DELETE', path: '/api/v1/featured_tags/:id', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { id: 'featured_tag' } },
+  { method: 'GET', path: '/api/v1/accounts/:id/featured_tags', auth: 'public+scope', scopes: READ_ACCOUNTS, pathParams: ACCOUNT },
+
+  // Admin: custom emojis (DELETE last: it removes the fixture's emoji)
+  { method: 'GET', path: '/api/v1/admin/custom_emojis', auth: 'admin', scopes: ['admin:read'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'custom_emoji' } },
+  { method: 'POST', path: '/api/v1/admin/custom_emojis', auth: 'admin', scopes: ['admin:write'], params: { shortcode: 'string', image: 'file', category: 'string', visible_in_picker: 'bool' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/custom_emojis/:id',
+      auth: 'admin',
+      scopes: ['admin:write'],
+      pathParams: { id: 'custom_emoji' },
+      params: { category: 'string', category_id: 'id', visible_in_picker: 'bool', disabled: 'bool' },
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'custom_emoji' } },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

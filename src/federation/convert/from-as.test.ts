@@ -1,6 +1,6 @@
 /** Reading remote statuses: visibility from the audience (Mastodon's rules) and a Note's fields, sanitised. */
 import { describe, it, expect } from 'vitest';
-import { Article, Document, Hashtag, Image, LanguageString, Mention, Note, Question, PUBLIC_COLLECTION } from '@fedify/vocab';
+import { Article, Document, Emoji, Hashtag, Image, LanguageString, Mention, Note, Question, PUBLIC_COLLECTION } from '@fedify/vocab';
 import { Temporal } from '@js-temporal/polyfill';
 import { isStatusObject, noteFields, visibilityFromAudience } from './from-as.ts';
 
@@ -39,6 +39,15 @@ describe('noteFields', () => {
         new Mention({ href: new URL('javascript:alert(1)'), name: '@x' }),
         new Hashtag({ href: new URL('https://there.test/tags/Tea'), name: '#Tea' }),
         new Hashtag({ href: new URL('https://there.test/tags/x'), name: '#not a tag' }),
+        new Emoji({
+          id: new URL('https://there.test/emojis/7'),
+          name: ':blob_cat:',
+          updated: instant('2025-12-01T00:00:00Z'),
+          icon: new Image({ url: new URL('https://there.test/e/blob.png'), mediaType: 'image/png' }),
+        }),
+        new Emoji({ name: ':evil:', icon: new Image({ url: new URL('javascript:alert(1)') }) }),
+        new Emoji({ name: ':no good:', icon: new Image({ url: new URL('https://there.test/e/x.png') }) }),
+        new Emoji({ name: ':noicon:' }),
       ],
       attachments: [
         new Document({ url: new URL('https://there.test/m/1.png'), mediaType: 'image/png', name: 'a <i>cat</i>', width: 4, height: 3 }),
@@ -63,6 +72,8 @@ describe('noteFields', () => {
       attachments: [
         { url: 'https://there.test/m/1.png', mediaType: 'image/png', name: 'a cat', blurhash: null, width: 4, height: 3, focalPoint: null },
       ],
+      // Emoji tags with a shortcode and an http(s) icon only.
+      emojis: [{ shortcode: 'blob_cat', url: 'https://there.test/e/blob.png', uri: 'https://there.test/emojis/7', updated: new Date('2025-12-01T00:00:00Z') }],
     });
   });
 

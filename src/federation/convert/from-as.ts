@@ -9,6 +9,7 @@ import {
   Article,
   Audio,
   Document,
+  Emoji,
   Hashtag,
   Image,
   isActor,
@@ -25,12 +26,14 @@ import {
 import type { DocumentLoader } from '@fedify/vocab-runtime';
 import type { StatusVisibility } from '../../db/entities/status.entity.ts';
 import type { RemoteMediaItem } from '../../services/media.ts';
+import { persistRemoteEmojis, type RemoteEmoji } from '../../services/custom-emojis.ts';
 import type { Services } from '../../context.ts';
 import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { followActorRedirect } from '../../services/moves.ts';
 import { plainText, REMOTE_LIMITS, safeHttpUrl, sanitizeRemoteHtml } from '../../lib/sanitize.ts';
 import { isNonPublicAddress } from '../../lib/safe-fetch.ts';
+import { SHORTCODE } from '../../lib/emoji-shortcodes.ts';
 
 /** What Mastodon accepts as a remote username (Account's format validation for remote accounts). */
 const REMOTE_USERNAME = /^[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?$/i;
@@ -100,6 +103,7 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     fetchedAt: now,
     updatedAt: now,
   };
+  await persistActorEmojis(services, actor, data.domain).catch(() => undefined);
   // The writes belong to the accounts service: a new row is born with its account actor's
   // snapshot, and a change of `locked` is a step of that actor.
   const existing = await services.db.em().findOne(AccountSchema, { uri });
@@ -191,6 +195,8 @@ export interface NoteFields {
   /** Hashtag names, without '#'. */
   tags: string[];
   attachments: RemoteMediaItem[];
+  /** Custom emojis (Emoji tags), stored as the author's server's copies. */
+  emojis: RemoteEmoji[];
 }
 
 /**
@@ -221,10 +227,14 @@ export async function noteFields(
   const updated = date(note.updated);
   const mentionHrefs: string[] = [];
   const tags: string[] = [];
+  const emojis: RemoteEmoji[] = [];
   let scanned = 0;
   for await (const tag of note.getTags({ suppressError: true, documentLoader: NO_FETCH })) {
     if (++scanned > MAX_TAGS_SCANNED) break;
-    if (tag instanceof Mention) {
+    if (tag instanceof Emoji) {
+      const emoji = await remoteEmoji(tag);
+      if (emoji) emojis.push(emoji);
+    } else if (tag instanceof Mention) {
       const href = safeHttpUrl(tag.href);
       if (href) mentionHrefs.push(href);
     } else if (tag instanceof Hashtag) {
@@ -272,6 +282,7 @@ export async function noteFields(
     mentionHrefs: [...new Set(mentionHrefs)],
     tags,
     attachments,
+    emojis,
   };
 }
 
@@ -359,4 +370,32 @@ export async function questionPoll(q: Question): Promise<QuestionPoll | null> {
 async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
   for await (const _ of items) return true;
   return false;
+}
+
+/**
+ * An `Emoji` tag as Mastodon reads one (process_emoji): `:name:` with a shortcode, an embedded
+ * icon with an http(s) URL (never fetched), its id and `updated` when given; else null.
+ */
+export async function remoteEmoji(tag: Emoji): Promise<RemoteEmoji | null> {
+  const shortcode = str(tag.name).trim().replace(/^:|:$/g, '');
+  if (!SHORTCODE.test(shortcode)) return null;
+  const icon = await tag.getIcon({ suppressError: true, documentLoader: NO_FETCH }).catch(() => null);
+  const url = icon ? safeHttpUrl(linkHref(icon.url as URL | Link | null)) : null;
+  if (!url) return null;
+  const updated = tag.updated ? new Date(tag.updated.epochMilliseconds) : null;
+  return { shortcode, url, uri: tag.id ? safeHttpUrl(tag.id) : null, updated };
+}
+
+/** The Emoji tags of an actor (its name, bio and fields use them), stored as its server's copies. */
+async function persistActorEmojis(services: Services, actor: Actor, domain: string): Promise<void> {
+  const emojis: RemoteEmoji[] = [];
+  let scanned = 0;
+  for await (const tag of actor.getTags({ suppressError: true, documentLoader: NO_FETCH })) {
+    if (++scanned > MAX_TAGS_SCANNED) break;
+    if (tag instanceof Emoji) {
+      const emoji = await remoteEmoji(tag);
+      if (emoji) emojis.push(emoji);
+    }
+  }
+  await persistRemoteEmojis(services, domain, emojis);
 }

@@ -221,6 +221,24 @@ describe('status builders', () => {
     expect(JSON.stringify(plain['@context'])).not.toContain('blurhash');
   });
 
+  it('toAsNote: the custom emojis its text uses as Emoji tags (Mastodon\'s EmojiSerializer)', async () => {
+    const doc = (await json(
+      toAsNote({
+        ...note,
+        mentions: [],
+        hashtags: [],
+        emojis: [{ uri: 'https://here.test/emojis/9', shortcode: 'blobcat', url: 'https://here.test/system/custom_emojis/9/original/ab.png', updatedAt: new Date('2026-01-01T00:00:00Z') }],
+      }),
+    )) as Record<string, unknown>;
+    expect(doc.tag).toEqual({
+      id: 'https://here.test/emojis/9',
+      type: 'Emoji',
+      name: ':blobcat:',
+      updated: '2026-01-01T00:00:00Z',
+      icon: { type: 'Image', mediaType: 'image/png', url: 'https://here.test/system/custom_emojis/9/original/ab.png' },
+    });
+  });
+
   it('toAsCreateNote / toAsUpdateNote / toAsDeleteNote', async () => {
     expect(await json(toAsCreateNote(note))).toEqual({
       type: 'Create',

@@ -35,12 +35,15 @@ import { Temporal as TemporalPolyfill } from '@js-temporal/polyfill';
 import type { Account } from '../../db/entities/index.ts';
 import { formatFieldValue, formatPlainText, handleKey, type MentionTarget } from '../../lib/text-format.ts';
 import { MediaCreate, MediaDocument, MediaNote, MediaQuestion, MediaUpdate } from './mastodon-media.ts';
+import { toAsEmoji, type EmojiFacts } from './to-as-emojis-tags.ts';
 
 /** What the actor's HTML needs besides the row: the local domain and the accounts its bio mentions. */
 export interface ActorProfileFacts {
   localDomain: string;
   /** Known accounts the bio and fields mention, by handleKey (services/account-views.ts mentionTargets). */
   mentions: ReadonlyMap<string, MentionTarget>;
+  /** The local custom emojis its name, bio and fields use (Emoji tags). */
+  emojis?: EmojiFacts[];
 }
 
 const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
@@ -102,6 +105,7 @@ export function toAsActor(
     aliases: (account.alsoKnownAs ?? []).map((u) => new URL(u)),
     // movedTo: where this account went (a Move was sent); Mastodon shows the redirect from it.
     successor: movedTo ? new URL(movedTo) : null,
+    tags: (profile.emojis ?? []).map(toAsEmoji),
   });
 }
 
@@ -227,6 +231,8 @@ export interface NoteFacts {
   mentions: NoteMention[];
   hashtags: { name: string; href: string }[];
   attachments?: NoteAttachment[];
+  /** The local custom emojis its text uses (Emoji tags). */
+  emojis?: EmojiFacts[];
   /** The status' poll (not deleted): the status is a Question then. */
   poll?: NotePoll | null;
 }
@@ -290,6 +296,7 @@ function statusObjectValues(n: NoteFacts) {
     tags: [
       ...n.mentions.map((m) => new Mention({ href: new URL(m.uri), name: `@${m.acct}` })),
       ...n.hashtags.map((t) => new Hashtag({ href: new URL(t.href), name: `#${t.name}` })),
+      ...(n.emojis ?? []).map(toAsEmoji),
     ],
     attachments: (n.attachments ?? []).map(
       (a) =>

@@ -15,6 +15,8 @@ import type { AccountView } from '../../serializers/account.ts';
 import { accountColumns, accountFromRow } from './account-rows.ts';
 import { isId } from './page.ts';
 import { localProfileTexts, mentionTargets } from './mentions.ts';
+import { accountEmojiShortcodes, loadEmojisFor } from './emojis.ts';
+import { mediaStorage } from '../media-storage.ts';
 
 /** Accounts by id plus the view that renders them (every map filled for every account loaded). */
 export interface AccountPage {
@@ -43,6 +45,8 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
     roles: new Map(),
     accounts: new Map(),
     mentions: new Map(),
+    emojis: new Map(),
+    mediaBaseUrl: mediaStorage(services).baseUrl,
   };
   const accounts = new Map<string, Account>();
   const wanted = [...new Set(ids)].filter(isId);
@@ -74,6 +78,11 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
   }
   // Local bios and fields link the accounts they mention: one more query, only when one does.
   view.mentions = await mentionTargets(services, localProfileTexts(view.accounts.values()));
+  // Custom emojis in names, bios and fields: one more query, only when one names any.
+  view.emojis = await loadEmojisFor(
+    services,
+    [...view.accounts.values()].map((a) => ({ owner: a.id, domain: a.domain ?? null, shortcodes: accountEmojiShortcodes(a) })),
+  );
   return { accounts, view };
 }
 

@@ -3,6 +3,8 @@
  * it: the account, its stats row, the user, the user's role (and the highlighted one), the moved-to
  * account, and the pending follow requests (counted up to Mastodon's cap) — one statement.
  */
+import { accountEmojiShortcodes, loadEmojisFor } from './emojis.ts';
+import { mediaStorage } from '../media-storage.ts';
 import type { Services } from '../../context.ts';
 import type { Account, User, UserRole } from '../../db/entities/index.ts';
 import type { AccountView } from '../../serializers/account.ts';
@@ -66,6 +68,9 @@ export async function loadCredentialAccount(services: Services, accountId: strin
     localDomain: services.config.domain,
     // The bio and fields link the accounts they mention: a query only when they mention one.
     mentions: await mentionTargets(services, localProfileTexts([account])),
+    // Custom emojis in the name, bio and fields: a query only when they name one.
+    emojis: await loadEmojisFor(services, [{ owner: account.id, domain: account.domain ?? null, shortcodes: accountEmojiShortcodes(account) }]),
+    mediaBaseUrl: mediaStorage(services).baseUrl,
   };
   if (account.movedToAccountId) {
     // A moved local account: the moved-to account nests with its own counters (rare: a second query).

@@ -8,7 +8,9 @@
  *   3. their mentions and hashtags (one statement);
  *   4. the viewer's flags: favourited, reblogged, bookmarked, pinned, muted (one statement, with a viewer);
  *   5. their media attachments, in order (one statement: reads/media.ts loadStatusMedia);
- *   6. their polls with the viewer's own votes (reads/polls.ts: one statement).
+ *   6. their polls with the viewer's own votes (reads/polls.ts: one statement);
+ *   7. the custom emojis their texts and poll options use (reads/emojis.ts: one statement, only
+ *      when some text names a `:shortcode:`).
  */
 import type { Services } from '../../context.ts';
 import type { Account } from '../../db/entities/index.ts';
@@ -19,6 +21,9 @@ import { loadAccountPage } from './accounts.ts';
 import { hasMediaSql, loadStatusMedia } from './media.ts';
 import { mediaStorage } from '../media-storage.ts';
 import { loadPollsOfStatuses } from './polls.ts';
+import { loadEmojisFor, pollOptionTitles } from './emojis.ts';
+import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
+
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
 /**
@@ -323,6 +328,13 @@ export async function loadStatusPage(
     for (const f of flags) view.flags.set(f.id, { favourited: f.favourited, reblogged: f.reblogged, bookmarked: f.bookmarked, pinned: f.pinned, muted: f.muted });
   }
   view.polls = await loadPollsOfStatuses(services, all, viewerId);
+  // Custom emojis in texts, content warnings and poll options, on each author's domain: one more
+  // statement, only when some text names one.
+  const domainOf = (accountId: string) => view.accounts.get(accountId)?.domain ?? null;
+  view.emojis = await loadEmojisFor(services, [
+    ...[...statuses.values()].map((s) => ({ owner: s.id, domain: domainOf(s.accountId), shortcodes: emojiShortcodes(s.spoilerText, s.text, s.content) })),
+    ...[...view.polls.values()].map((p) => ({ owner: `poll ${p.id}`, domain: domainOf(p.accountId), shortcodes: emojiShortcodes(...pollOptionTitles(p)) })),
+  ]);
   return { statuses, view };
 }
 

@@ -75,6 +75,21 @@ export function homeFilterSql(s: string, o: string, f: string, v: string, now: s
       or exists (select 1 from follows hr where hr.account_id = ${v} and hr.target_account_id = ${s}.in_reply_to_account_id and hr.state = 'accepted')))`;
 }
 
+/**
+ * SQL: the status `s` is in `v`'s home because `v` follows one of its hashtags (effects/tag-feeds.ts),
+ * not its author (those go through {@link homeFilterSql}): still public, not a reblog, its author
+ * neither silenced nor suspended, `v` still follows one of its tags, and as Mastodon's
+ * FeedManager#filter_from_tags?: nobody it mentions nor its author blocked or muted by `v`, the
+ * author not blocking `v`, not on a domain `v` blocks.
+ */
+export function tagFollowedSql(s: string, v: string, now: string): string {
+  return `(${s}.deleted_at is null and ${s}.visibility = 'public' and ${s}.reblog_of_id is null and ${s}.account_id <> ${v}
+    and not exists (select 1 from follows tff where tff.account_id = ${v} and tff.target_account_id = ${s}.account_id and tff.state = 'accepted')
+    and exists (select 1 from statuses_tags tst join tag_follows ttf on ttf.tag_id = tst.tag_id where tst.status_id = ${s}.id and ttf.account_id = ${v})
+    and ${authorShownSql(`${s}.account_id`, v, now, { silenced: true })}
+    and not exists (select 1 from mentions tm where tm.status_id = ${s}.id and not tm.silent and ${blocksOrMutesSql('tm.account_id', v, now)}))`;
+}
+
 export interface TimelinePage {
   statusIds: string[];
 }
@@ -92,7 +107,9 @@ export function inExclusiveListSql(s: string, v: string): string {
 }
 
 /**
- * A page of `viewerId`'s home timeline: the feed's statuses that pass {@link homeFilterSql}, and
+ * A page of `viewerId`'s home timeline: the feed's statuses that pass {@link homeFilterSql} (and
+ * are not by a member of one of the viewer's exclusive lists), those there by a followed hashtag
+ * ({@link tagFollowedSql}), and
  * the viewer's own statuses (taken from statuses directly, so a post is on its author's home at
  * once; a reblog while its original is there and its author neither suspended nor blocking),
  * newest first.
@@ -108,6 +125,10 @@ export async function homeTimelinePage(services: Services, viewerId: string, p: 
           left join statuses o on o.id = s.reblog_of_id
          where hf.account_id = $1${feedPage.where} and ${homeFilterSql('s', 'o', 'f', '$1::bigint', '$2::timestamptz')}
            and not ${inExclusiveListSql('s', '$1::bigint')}
+         order by ${feedPage.order} limit ${p.limit})
+       union all
+       (select hf.status_id as id from home_feeds hf join statuses s on s.id = hf.status_id
+         where hf.account_id = $1${feedPage.where} and ${tagFollowedSql('s', '$1::bigint', '$2::timestamptz')}
          order by ${feedPage.order} limit ${p.limit})
        union all
        (select s.id from statuses s left join statuses o on o.id = s.reblog_of_id
