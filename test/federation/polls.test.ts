@@ -136,6 +136,14 @@ describe('polls between two instances', () => {
       ],
       endTime: q.poll.expires_at.replace('.000Z', 'Z'),
       votersCount: 0,
+      // The collections a served Note names too (federation/collections.ts).
+      replies: {
+        id: `${q.uri}/replies`,
+        type: 'Collection',
+        first: { id: `${q.uri}/replies?cursor=first`, type: 'CollectionPage', partOf: `${q.uri}/replies` },
+      },
+      likes: { id: `${q.uri}/likes`, type: 'Collection', totalItems: 0 },
+      shares: { id: `${q.uri}/shares`, type: 'Collection', totalItems: 0 },
     });
     // Carol (mentioned, not a follower) has it too.
     const [onBForCarol] = await b.services.db.sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [q.uri]);
