@@ -1,7 +1,7 @@
 /**
  * Followed hashtags feed the home timeline (Mastodon's FanOutOnWriteService#deliver_to_hashtag_followers!):
  * after a public status that is not a reblog is committed, local or remote, its id goes into the
- * home feed of every local account following one of its tags — one INSERT … SELECT whatever the
+ * tag home feed (`tag_home_feeds`) of every local account following one of its tags — one INSERT … SELECT whatever the
  * number of followers, as the followers' fan-out (./home-feeds.ts). Not from a silenced author
  * (Mastodon's broadcastable?). Whether the reader still follows the tag, and blocks or mutes, is
  * decided when the page is read (services/reads/timelines.ts).
@@ -11,7 +11,7 @@ import type { Services } from '../context.ts';
 export async function pushToTagFollowers(services: Services, statusId: string): Promise<number> {
   const rows = await services.db.sql.query<{ n: string }>(
     `with pushed as (
-       insert into home_feeds (account_id, status_id)
+       insert into tag_home_feeds (account_id, status_id)
        select distinct tf.account_id, s.id from statuses s
          join statuses_tags st on st.status_id = s.id
          join tag_follows tf on tf.tag_id = st.tag_id and tf.account_id <> s.account_id

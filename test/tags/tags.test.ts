@@ -103,7 +103,7 @@ describe('tags', () => {
     expect(ids).toContain(fish.id);
     for (const s of [hidden, unlisted, blocked, untagged]) expect(ids).not.toContain(s.id);
     // Feed rows only for the public ones; the block is checked when the page is read.
-    const rows = await roost.services.db.sql.query<{ status_id: string }>(`select status_id::text from home_feeds where account_id = $1 order by status_id`, [carol.account.id]);
+    const rows = await roost.services.db.sql.query<{ status_id: string }>(`select status_id::text from tag_home_feeds where account_id = $1 order by status_id`, [carol.account.id]);
     expect(rows.map((r) => r.status_id)).toEqual([shown.id, blocked.id, fish.id]);
     await carol.api('/api/v1/tags/fish/unfollow', { method: 'POST' });
     expect(await home()).toEqual([shown.id]);

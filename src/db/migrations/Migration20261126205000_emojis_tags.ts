@@ -52,9 +52,18 @@ export class Migration20261126205000_emojis_tags extends Migration {
       unique (account_id, tag_id)
     )`);
     this.addSql(`create index tag_follows_tag_idx on tag_follows (tag_id)`);
+    // The statuses in an account's home by a followed hashtag (effects/tag-feeds.ts), apart from
+    // home_feeds: the home read walks each feed down (account_id, status_id desc), and a tag
+    // branch walking home_feeds would pass over every followed account's status to find them.
+    this.addSql(`create table tag_home_feeds (
+      account_id bigint not null references accounts (id) on delete cascade,
+      status_id bigint not null references statuses (id) on delete cascade,
+      primary key (account_id, status_id)
+    )`);
+    this.addSql(`create index tag_home_feeds_status_idx on tag_home_feeds (status_id)`);
   }
 
   override down(): void {
-    this.addSql('drop table if exists tag_follows, featured_tags, custom_emojis, custom_emoji_categories cascade');
+    this.addSql('drop table if exists tag_home_feeds, tag_follows, featured_tags, custom_emojis, custom_emoji_categories cascade');
   }
 }

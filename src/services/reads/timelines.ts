@@ -127,7 +127,7 @@ export async function homeTimelinePage(services: Services, viewerId: string, p: 
            and not ${inExclusiveListSql('s', '$1::bigint')}
          order by ${feedPage.order} limit ${p.limit})
        union all
-       (select hf.status_id as id from home_feeds hf join statuses s on s.id = hf.status_id
+       (select hf.status_id as id from tag_home_feeds hf join statuses s on s.id = hf.status_id
          where hf.account_id = $1${feedPage.where} and ${tagFollowedSql('s', '$1::bigint', '$2::timestamptz')}
          order by ${feedPage.order} limit ${p.limit})
        union all
