@@ -255,12 +255,18 @@ export async function noteFields(
       focalPoint: extra?.focalPoint ?? null,
     });
   }
+  const holder = rawNote(opts.raw ?? null, uri);
+  // Misskey's `_misskey_content` and `source` carry the MFM/Markdown source beside the HTML
+  // `content` it always sends too: the HTML is what is shown. A Note with no `content` at all
+  // falls back to that source, as text.
+  if (raw === null) raw = sourceAsHtml(holder);
+  raw = withQuoteLink(raw ?? '', note.quoteUrl);
   const to = (note.toIds.length || note.ccIds.length ? note.toIds : (opts.fallback?.to ?? [])).map((u) => u.href);
   const cc = (note.toIds.length || note.ccIds.length ? note.ccIds : (opts.fallback?.cc ?? [])).map((u) => u.href);
   return {
     uri,
     url,
-    content: sanitizeRemoteHtml(raw ?? '', STATUS_CONTENT_LIMIT),
+    content: sanitizeRemoteHtml(raw, STATUS_CONTENT_LIMIT),
     spoilerText: plainText(note.summary, SPOILER_LIMIT),
     sensitive: note.sensitive ?? false,
     language,
@@ -273,6 +279,44 @@ export async function noteFields(
     tags,
     attachments,
   };
+}
+
+/** The Note `noteId` in the JSON as received: the document itself, or its embedded `object`. */
+function rawNote(raw: unknown, noteId: string): Record<string, unknown> | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const top = raw as Record<string, unknown>;
+  const object = top.object && typeof top.object === 'object' && !Array.isArray(top.object) ? (top.object as Record<string, unknown>) : null;
+  return top.id === noteId ? top : object && object.id === noteId ? object : null;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** A Note's source text as HTML paragraphs (Misskey's `_misskey_content`, else `source.content`), or null. */
+function sourceAsHtml(holder: Record<string, unknown> | null): string | null {
+  if (!holder) return null;
+  const source = holder.source && typeof holder.source === 'object' ? (holder.source as Record<string, unknown>).content : null;
+  const text = typeof holder._misskey_content === 'string' ? holder._misskey_content : typeof source === 'string' ? source : null;
+  if (!text) return null;
+  return text
+    .slice(0, STATUS_CONTENT_LIMIT)
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+    .join('');
+}
+
+/**
+ * Quote posts (Misskey's `_misskey_quote`, `quoteUrl`, Fedibird's and Pleroma's `quoteUri`; Fedify
+ * reads all three as `quoteUrl`): Roost has no quotes, so the quoted post stays a link in the
+ * text, "RE: <url>", the way Misskey and Hollo write it into their own content — added only when
+ * the content does not link it already (theirs do; Pleroma's and Akkoma's do not).
+ */
+function withQuoteLink(html: string, quote: URL | null): string {
+  const href = quote ? safeHttpUrl(quote) : null;
+  if (!href || html.includes(href) || html.includes(escapeHtml(href))) return html;
+  const safe = escapeHtml(href);
+  return `${html}<p class="quote-inline">RE: <a href="${safe}">${safe}</a></p>`;
 }
 
 /** Mastodon's blurhash and focalPoint of a Note's attachments, by attachment URL, from the JSON as received. */
