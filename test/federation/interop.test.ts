@@ -112,6 +112,9 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(r.body.username).toBe(actor.preferredUsername);
     expect(r.body.acct).toBe(`${actor.preferredUsername}@${new URL(fake.base).host}`);
     expect(r.body.locked).toBe(false);
+    expect(r.body.display_name).toBe(actor.name);
+    expect(r.body.discoverable).toBe(actor.discoverable);
+    expect(r.body.fields.map((f: { name: string }) => f.name)).toEqual((actor.attachment as { name: string }[]).map((a) => a.name));
     // Roost answers the Follow with an Accept to the remote inbox.
     await eventually(async () => fake.posts.some((p) => p.body.type === 'Accept'), 20_000, 'the Accept');
   });
@@ -158,9 +161,21 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(mention).toEqual({ silent: false });
   });
 
-  it.runIf(has('create-note-expanded'))('Create(Note) in expanded (non-compacted) JSON-LD yields the same status', async () => {
+  if (has('create-note-expanded')) it('Create(Note) in expanded (non-compacted) JSON-LD yields the same status', async () => {
     await deliver('create-note-expanded');
     await checkNote('create-note-expanded');
+  });
+
+  if (has('create-note-expanded')) it('the same as jsonld.js writes it, a top-level array: refused with 400, nothing written', async () => {
+    // Fedify copies the document into an object (to detach a Linked Data signature) and then finds
+    // no actor; the body cannot be unwrapped before it without breaking its signed Digest.
+    const before = await counts();
+    const text = `[${JSON.stringify(fake.fixture('create-note-expanded', values)).replace('113000000000000003', '113000000000000004')}]`;
+    const res = await fake.deliverText(`${roost.url}/users/alice/inbox`, text);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'Invalid activity' });
+    await settled(roost);
+    expect(await counts()).toEqual(before);
   });
 
   it('Create(Question): a status with its poll', async () => {
@@ -174,7 +189,7 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(new Date(r.body.poll.expires_at).toISOString()).toBe(new Date((q.endTime ?? q.closed) as string).toISOString());
   });
 
-  it.runIf(has('vote'))('a vote on alice\'s poll is counted', async () => {
+  if (has('vote')) it('a vote on alice\'s poll is counted', async () => {
     const before = (await alice.api(`/api/v1/polls/${localPoll.poll.id}`)).body;
     await deliver('vote');
     const remoteId = (await accountId(actorUri))!;
@@ -190,7 +205,7 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(await statusId(objectOf(fake.fixture('vote', values)).id as string)).toBeNull();
   });
 
-  it.runIf(has('update-note'))('Update(Note): the status is edited', async () => {
+  if (has('update-note')) it('Update(Note): the status is edited', async () => {
     await deliver('update-note');
     const note = objectOf(fake.fixture('update-note', values));
     const id = (await statusId(note.id as string))!;
@@ -202,7 +217,7 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(r.body.mentions.map((m: { acct: string }) => m.acct)).toEqual(['alice']);
   });
 
-  it.runIf(has('update-actor'))('Update(Person): the profile is refreshed', async () => {
+  if (has('update-actor')) it('Update(Person): the profile is refreshed', async () => {
     await deliver('update-actor');
     const name = objectOf(fake.fixture('update-actor', values)).name as string;
     const remoteId = (await accountId(actorUri))!;
@@ -220,7 +235,7 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(await favourites()).toBe(before + 1);
   });
 
-  it.runIf(has('emoji-react'))('EmojiReact: ignored as Mastodon does (no favourite, nothing written)', async () => {
+  if (has('emoji-react')) it('EmojiReact: ignored as Mastodon does (no favourite, nothing written)', async () => {
     const before = await counts();
     const favouritesBefore = await favourites();
     await deliver('emoji-react');

@@ -32,6 +32,8 @@ export interface FakeSoftware {
   fixture(name: string, values: Placeholders): Record<string, any>;
   /** POSTs the fixture `name` to `inbox`, signed with its actor's key. */
   deliver(inbox: string, name: string, values: Placeholders): Promise<Response>;
+  /** POSTs `text` (an activity, or a one-node array of one) to `inbox`, signed with its actor's key. */
+  deliverText(inbox: string, text: string): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -95,11 +97,11 @@ export async function startFakeSoftware(software: Software): Promise<FakeSoftwar
   if (existsSync(contextFile)) docs.set('/schemas/litepub-0.1.jsonld', readFileSync(contextFile, 'utf8'));
 
   fake.fixture = (name, values) => loadFixture(software, name, { ...fake.values, ...values });
-  fake.deliver = async (inbox, name, values) => {
-    const text = fixtureText(software, name, { ...fake.values, ...values });
+  fake.deliver = async (inbox, name, values) => fake.deliverText(inbox, fixtureText(software, name, { ...fake.values, ...values }));
+  fake.deliverText = async (inbox, text) => {
     const actor = actorOf(JSON.parse(text));
     const keyId = actor ? keyIdOf.get(actor) : undefined;
-    if (!keyId) throw new Error(`${software}/${name}: no served actor for ${actor}`);
+    if (!keyId) throw new Error(`${software}: no served actor for ${actor}`);
     const request = new Request(inbox, { method: 'POST', headers: { 'content-type': 'application/activity+json' }, body: text });
     return fetch(await signRequest(request, keys.privateKey, new URL(keyId), { spec: 'draft-cavage-http-signatures-12' }));
   };

@@ -81,7 +81,7 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     username,
     domain: actorDomain(actor.id),
     displayName: plainText(actor.name, REMOTE_LIMITS.displayName),
-    note: sanitizeRemoteHtml(actor.summary, REMOTE_LIMITS.note),
+    note: sanitizeRemoteHtml(await actorSummary(actor), REMOTE_LIMITS.note),
     url: safeHttpUrl(actor.url instanceof URL ? actor.url : (actor.url as { href?: URL } | null)?.href) ?? uri,
     inboxUrl: inbox(actor.inboxId),
     sharedInboxUrl: inbox(actor.endpoints?.sharedInbox),
@@ -113,6 +113,24 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     return (await services.db.em().findOne(AccountSchema, { id: account.id }))!;
   }
   return account;
+}
+
+/**
+ * An actor's profile text: its HTML `summary`; Misskey sends the MFM source beside it as
+ * `_misskey_summary`, which is shown as text only when there is no `summary` at all. Fedify drops
+ * the extension, so it is read from the JSON as received (Fedify keeps it).
+ */
+export async function actorSummary(actor: Actor): Promise<string | null> {
+  if (actor.summary != null) return String(actor.summary);
+  const json = (await actor.toJsonLd().catch(() => null)) as Record<string, unknown> | null;
+  const mfm = json?._misskey_summary ?? json?.['https://misskey-hub.net/ns#_misskey_summary'];
+  const text = typeof mfm === 'string' ? mfm : Array.isArray(mfm) && typeof (mfm[0] as { '@value'?: unknown })?.['@value'] === 'string' ? String((mfm[0] as { '@value': string })['@value']) : null;
+  if (!text) return null;
+  return text
+    .slice(0, REMOTE_LIMITS.note)
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+    .join('');
 }
 
 export function actorTypeName(actor: AsObject): string {

@@ -7,7 +7,7 @@
  */
 import { describe, it, expect } from 'vitest';
 import { Create, Note, Person } from '@fedify/vocab';
-import { noteFields } from './from-as.ts';
+import { actorSummary, noteFields } from './from-as.ts';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fixtureDir, loadFixture, type Software } from '../../../test/fixtures/activitypub/load.ts';
@@ -78,6 +78,25 @@ describe('Misskey _misskey_content', () => {
       delete o.object.quoteUri;
     });
     expect(f.content).toBe('<p>no html &lt;b&gt;here&lt;/b&gt;</p><p>second</p>');
+  });
+});
+
+describe('Misskey _misskey_summary', () => {
+  const actor = async (o: (json: Record<string, any>) => void) => {
+    const json = loadFixture('misskey', 'actor', values);
+    delete json.publicKey;
+    o(json);
+    return Person.fromJsonLd(json, { contextLoader, documentLoader: contextLoader });
+  };
+  it('the HTML summary wins', async () => {
+    expect(await actorSummary(await actor(() => {}))).toContain('<span>Misskey user </span>');
+  });
+  it('without one, the MFM source as escaped text', async () => {
+    const a = await actor((j) => {
+      delete j.summary;
+      j._misskey_summary = 'I <3 cats\nand dogs';
+    });
+    expect(await actorSummary(a)).toBe('<p>I &lt;3 cats<br>and dogs</p>');
   });
 });
 
