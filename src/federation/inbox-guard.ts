@@ -83,6 +83,10 @@ export async function guardInbox(request: Request, allowedHost?: (host: string) 
   } catch {
     return refuse(400, 'Invalid JSON');
   }
+  // One node object: compacted, or expanded (full IRIs, no @context), which Fedify reads as well.
+  // A top-level array (jsonld.js's expand() output) is refused: Fedify copies the document into
+  // an object to detach a Linked Data signature and then finds no actor, and the body cannot be
+  // unwrapped here without breaking its signed Digest.
   if (!json || typeof json !== 'object' || Array.isArray(json)) return refuse(400, 'Invalid activity');
   const keyOrigin = signer?.origin ?? null;
   for (const url of remoteContextUrls(json)) {

@@ -120,10 +120,12 @@ export const FEDIFY_QUEUE_RETRY = {
 
 /** The id of an activity's actor in a queued inbox message (the JSON as received), or null. */
 function inboxActorId(message: unknown): string | null {
-  const activity = (message as { activity?: { actor?: unknown } } | null)?.activity;
-  const actor = Array.isArray(activity?.actor) ? activity.actor[0] : activity?.actor;
+  const activity = (message as { activity?: unknown } | null)?.activity as Record<string, unknown> | undefined;
+  // Expanded JSON-LD names the actor `…#actor: [{"@id": …}]`.
+  const raw = activity?.actor ?? activity?.['https://www.w3.org/ns/activitystreams#actor'];
+  const actor = Array.isArray(raw) ? raw[0] : raw;
   if (typeof actor === 'string') return actor;
-  const id = (actor as { id?: unknown } | undefined)?.id;
+  const id = (actor as { id?: unknown; '@id'?: unknown } | undefined)?.id ?? (actor as { '@id'?: unknown } | undefined)?.['@id'];
   return typeof id === 'string' ? id : null;
 }
 

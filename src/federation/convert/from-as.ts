@@ -84,7 +84,7 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     username,
     domain: actorDomain(actor.id),
     displayName: plainText(actor.name, REMOTE_LIMITS.displayName),
-    note: sanitizeRemoteHtml(actor.summary, REMOTE_LIMITS.note),
+    note: sanitizeRemoteHtml(await actorSummary(actor), REMOTE_LIMITS.note),
     url: safeHttpUrl(actor.url instanceof URL ? actor.url : (actor.url as { href?: URL } | null)?.href) ?? uri,
     inboxUrl: inbox(actor.inboxId),
     sharedInboxUrl: inbox(actor.endpoints?.sharedInbox),
@@ -117,6 +117,24 @@ export async function persistAccount(services: Services, actor: Actor): Promise<
     return (await services.db.em().findOne(AccountSchema, { id: account.id }))!;
   }
   return account;
+}
+
+/**
+ * An actor's profile text: its HTML `summary`; Misskey sends the MFM source beside it as
+ * `_misskey_summary`, which is shown as text only when there is no `summary` at all. Fedify drops
+ * the extension, so it is read from the JSON as received (Fedify keeps it).
+ */
+export async function actorSummary(actor: Actor): Promise<string | null> {
+  if (actor.summary != null) return String(actor.summary);
+  const json = (await actor.toJsonLd().catch(() => null)) as Record<string, unknown> | null;
+  const mfm = json?._misskey_summary ?? json?.['https://misskey-hub.net/ns#_misskey_summary'];
+  const text = typeof mfm === 'string' ? mfm : Array.isArray(mfm) && typeof (mfm[0] as { '@value'?: unknown })?.['@value'] === 'string' ? String((mfm[0] as { '@value': string })['@value']) : null;
+  if (!text) return null;
+  return text
+    .slice(0, REMOTE_LIMITS.note)
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+    .join('');
 }
 
 export function actorTypeName(actor: AsObject): string {
@@ -265,12 +283,18 @@ export async function noteFields(
       focalPoint: extra?.focalPoint ?? null,
     });
   }
+  const holder = rawNote(opts.raw ?? null, uri);
+  // Misskey's `_misskey_content` and `source` carry the MFM/Markdown source beside the HTML
+  // `content` it always sends too: the HTML is what is shown. A Note with no `content` at all
+  // falls back to that source, as text.
+  if (raw === null) raw = sourceAsHtml(holder);
+  raw = withQuoteLink(raw ?? '', note.quoteUrl);
   const to = (note.toIds.length || note.ccIds.length ? note.toIds : (opts.fallback?.to ?? [])).map((u) => u.href);
   const cc = (note.toIds.length || note.ccIds.length ? note.ccIds : (opts.fallback?.cc ?? [])).map((u) => u.href);
   return {
     uri,
     url,
-    content: sanitizeRemoteHtml(raw ?? '', STATUS_CONTENT_LIMIT),
+    content: sanitizeRemoteHtml(raw, STATUS_CONTENT_LIMIT),
     spoilerText: plainText(note.summary, SPOILER_LIMIT),
     sensitive: note.sensitive ?? false,
     language,
@@ -284,6 +308,44 @@ export async function noteFields(
     attachments,
     emojis,
   };
+}
+
+/** The Note `noteId` in the JSON as received: the document itself, or its embedded `object`. */
+function rawNote(raw: unknown, noteId: string): Record<string, unknown> | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const top = raw as Record<string, unknown>;
+  const object = top.object && typeof top.object === 'object' && !Array.isArray(top.object) ? (top.object as Record<string, unknown>) : null;
+  return top.id === noteId ? top : object && object.id === noteId ? object : null;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** A Note's source text as HTML paragraphs (Misskey's `_misskey_content`, else `source.content`), or null. */
+function sourceAsHtml(holder: Record<string, unknown> | null): string | null {
+  if (!holder) return null;
+  const source = holder.source && typeof holder.source === 'object' ? (holder.source as Record<string, unknown>).content : null;
+  const text = typeof holder._misskey_content === 'string' ? holder._misskey_content : typeof source === 'string' ? source : null;
+  if (!text) return null;
+  return text
+    .slice(0, STATUS_CONTENT_LIMIT)
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+    .join('');
+}
+
+/**
+ * Quote posts (Misskey's `_misskey_quote`, `quoteUrl`, Fedibird's and Pleroma's `quoteUri`; Fedify
+ * reads all three as `quoteUrl`): Roost has no quotes, so the quoted post stays a link in the
+ * text, "RE: <url>", the way Misskey and Hollo write it into their own content — added only when
+ * the content does not link it already (theirs do; Pleroma's and Akkoma's do not).
+ */
+function withQuoteLink(html: string, quote: URL | null): string {
+  const href = quote ? safeHttpUrl(quote) : null;
+  if (!href || html.includes(href) || html.includes(escapeHtml(href))) return html;
+  const safe = escapeHtml(href);
+  return `${html}<p class="quote-inline">RE: <a href="${safe}">${safe}</a></p>`;
 }
 
 /** Mastodon's blurhash and focalPoint of a Note's attachments, by attachment URL, from the JSON as received. */
