@@ -53,18 +53,21 @@ function objectOf(activity: Record<string, unknown>): Record<string, unknown> {
 
 const AS = 'https://www.w3.org/ns/activitystreams#';
 /** A Create's Note (its id and first attachment), compacted or expanded JSON-LD (full IRIs, no @context). */
-function noteOf(fixture: unknown): { id: string; attachmentUrl: string; attachmentName: string | null; quote: string | null } {
+function noteOf(fixture: unknown): { id: string; attachmentUrl: string; attachmentName: string | null; quote: string | null; emojiUrl: string | null } {
   if ('@id' in (fixture as object)) {
     const note = (fixture as Record<string, any>)[`${AS}object`][0];
     const a = note[`${AS}attachment`][0];
-    return { id: note['@id'], attachmentUrl: a[`${AS}url`][0]['@id'], attachmentName: a[`${AS}name`]?.[0]['@value'] ?? null, quote: null };
+    const emoji = (note[`${AS}tag`] ?? []).find((t: Record<string, any>) => [].concat(t['@type']).some((x: string) => x.endsWith('#Emoji')));
+    const icon = emoji?.[`${AS}icon`]?.[0]?.[`${AS}url`]?.[0];
+    return { id: note['@id'], attachmentUrl: a[`${AS}url`][0]['@id'], attachmentName: a[`${AS}name`]?.[0]['@value'] ?? null, quote: null, emojiUrl: icon?.['@id'] ?? null };
   }
   const note = objectOf(fixture as Record<string, unknown>);
   const a = (Array.isArray(note.attachment) ? note.attachment[0] : note.attachment) as { url: string | { href: string }; name?: string | null };
   // Pleroma gives an attachment's url as a list of Links.
   const url = Array.isArray(a.url) ? (a.url[0] as { href: string }).href : typeof a.url === 'string' ? a.url : a.url.href;
   const quote = (note.quoteUrl ?? note._misskey_quote ?? note.quoteUri ?? null) as string | null;
-  return { id: note.id as string, attachmentUrl: url, attachmentName: a.name ?? null, quote };
+  const emoji = ([] as { type?: string; icon?: { url?: string } }[]).concat((note.tag ?? []) as never).find((t) => t.type === 'Emoji');
+  return { id: note.id as string, attachmentUrl: url, attachmentName: a.name ?? null, quote, emojiUrl: emoji?.icon?.url ?? null };
 }
 
 describe.each(SOFTWARES)('%s', (software) => {
@@ -138,9 +141,10 @@ describe.each(SOFTWARES)('%s', (software) => {
     expect(r.body.visibility).toBe('public');
     expect(r.body.mentions.map((m: { acct: string }) => m.acct)).toEqual(['alice']);
     expect(r.body.tags.map((t: { name: string }) => t.name)).toEqual(['interop']);
-    // No custom emojis in Roost yet: the shortcode arrives as text, `emojis` is empty.
+    // The Emoji tag is kept as that server's copy of :blobcat:, shown at its URL.
     expect(r.body.content).toContain(':blobcat:');
-    expect(r.body.emojis).toEqual([]);
+    expect(note.emojiUrl).toMatch(/^http/);
+    expect(r.body.emojis).toEqual([expect.objectContaining({ shortcode: 'blobcat', url: note.emojiUrl })]);
     expect(r.body.media_attachments).toHaveLength(1);
     expect(r.body.media_attachments[0].type).toBe('image');
     expect(r.body.media_attachments[0].remote_url).toBe(note.attachmentUrl);
