@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => roost?.close());
 
-const statements = (fn: () => Promise<unknown>) => capturedStatements(roost, fn, 40);
+const statements = (fn: () => Promise<unknown>) => capturedStatements(roost, fn, 40, { viewer: true });
 
 describe('authentication', () => {
   it('is one statement, then none while cached; verify_credentials adds one', async () => {
