@@ -16,7 +16,8 @@ import pg from 'pg';
 import { startSinks, type Sinks } from '../helpers/sink.ts';
 import { eventually } from '../helpers/roost.ts';
 
-const PG = process.env.ROOST_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+// Only in the PostgreSQL run (vitest.config.ts leaves this file out of the embedded one).
+const PG = process.env.ROOST_TEST_DATABASE_URL!;
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'src/roost.mjs');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-crash-'));
