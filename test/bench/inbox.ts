@@ -25,7 +25,8 @@
  *
  * Timing is printed, never asserted.
  */
-import { randomBytes, createHash, createPublicKey, verify as rsaVerify, type KeyObject } from 'node:crypto';
+import { randomBytes, createHash, createPublicKey, verify as rsaVerify, type KeyObject, type webcrypto } from 'node:crypto';
+type CryptoKey = webcrypto.CryptoKey;
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
