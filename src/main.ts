@@ -19,6 +19,7 @@ import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, type RoostFederation } from './federation/index.ts';
 import { guardInbox } from './federation/inbox-guard.ts';
+import { unknownActorDeleteGate } from './federation/inbox/unknown-delete.ts';
 import { forwardedCreateGate } from './federation/inbox/forwarded.ts';
 import { fedifyMessageAllowed } from './federation/outbound-policy.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
@@ -270,6 +271,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
 
     const router = buildRouter(services, federation);
     const forwardedCreate = forwardedCreateGate(services, federation);
+    const unknownDelete = unknownActorDeleteGate(services);
     http.serve({
       router,
       // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs, and those from servers the
@@ -277,6 +279,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       fallback: (request: Request) =>
         scoped(async () =>
           (await guardInbox(request, (host) => services.domainPolicy.allowed(host))) ??
+          // A Delete from an actor this server does not know: 202, dropped without fetching its key.
+          (await unknownDelete(request)) ??
           // A Create forwarded by someone else than its actor: re-fetched from its origin (src/federation/inbox/forwarded.ts).
           (await forwardedCreate(request)) ??
           federation.fetch(request, {

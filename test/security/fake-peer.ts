@@ -33,6 +33,8 @@ export interface FakePeer {
   actorJson(): Record<string, unknown>;
   /** POSTs `body` to `url`, signed with the actor's key (or `keyId` to point elsewhere). */
   deliver(url: string, body: unknown, opts?: { keyId?: URL; sign?: boolean; headers?: Record<string, string> }): Promise<Response>;
+  /** The request deliver() would send, signed, not sent (to replay it byte for byte). */
+  signed(url: string, body: unknown, opts?: { keyId?: URL; headers?: Record<string, string> }): Promise<Request>;
   close(): Promise<void>;
 }
 
@@ -110,15 +112,19 @@ export async function startFakePeer(): Promise<FakePeer> {
     ...peer.actor,
     publicKey: { id: peer.keyId.href, owner: peer.actorId, publicKeyPem: pem },
   });
-  peer.deliver = async (url, body, opts = {}) => {
+  peer.signed = async (url, body, opts = {}) => {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const request = new Request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/activity+json', ...opts.headers },
       body: text,
     });
-    const signed = opts.sign === false ? request : await signRequest(request, keys.privateKey, opts.keyId ?? peer.keyId, { spec: 'draft-cavage-http-signatures-12' });
-    return fetch(signed);
+    return signRequest(request, keys.privateKey, opts.keyId ?? peer.keyId, { spec: 'draft-cavage-http-signatures-12' });
+  };
+  peer.deliver = async (url, body, opts = {}) => {
+    if (opts.sign !== false) return fetch(await peer.signed(url, body, opts));
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    return fetch(new Request(url, { method: 'POST', headers: { 'content-type': 'application/activity+json', ...opts.headers }, body: text }));
   };
   peer.close = async () => {
     for (const s of sockets) s.destroy();

@@ -1,0 +1,382 @@
+/**
+ * `npm run bench -- inbox`: how fast a real Roost takes signed deliveries, and what a flood of
+ * account Deletes costs it.
+ *
+ * Roost runs in this process (startRoost: the real uWS server on loopback, a scratch PostgreSQL
+ * database beside ROOST_BENCH_DATABASE_URL, dropped at the end; default
+ * postgres://postgres@127.0.0.1:5432/postgres). A few fake remote servers (node:http on loopback,
+ * also in this process) serve their actors' documents and RSA-2048 keys; Roost fetches each
+ * actor and key once, on its first delivery (warm-up), and has them cached after.
+ *
+ *   (a) accepted/s   BENCH_INBOX_CREATES (default 2000) signed `Create(Note)` deliveries
+ *                    (draft-cavage, signed beforehand, addressed to a local account), POSTed to
+ *                    the shared inbox by a worker thread (keep-alive, 32 at a time); the 202s
+ *                    per second of wall time, then how many Notes are stored by 30 s after the last 202 (the inbox jobs run meanwhile)
+ *   (b) verify/s     the same signatures verified in-process with node:crypto (the signing
+ *                    string rebuilt from the request, the body's SHA-256 digest checked, RSA
+ *                    verify with the key already parsed), on one thread: Roost's JavaScript runs
+ *                    on one thread too. Goal: (a) ≥ 0.5 × (b)
+ *   (c) Deletes      1,500 account Deletes (`Delete` of the actor itself) from one origin paced
+ *                    over BENCH_INBOX_DELETE_SECONDS (default 60): the origin's known actors
+ *                    delete themselves, then again (gone by then), the rest are actors Roost
+ *                    never saw. Printed: answers by status, requests reaching the origin during
+ *                    the phase (goal 0 for unknown or gone actors), this process's heap after a
+ *                    GC before and after (and the peak sampled meanwhile): goal ≤ 1.2× steady.
+ *
+ * Timing is printed, never asserted.
+ */
+import { randomBytes, createHash, createPublicKey, verify as rsaVerify, type KeyObject, type webcrypto } from 'node:crypto';
+type CryptoKey = webcrypto.CryptoKey;
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import pg from 'pg';
+import { generateCryptoKeyPair, signRequest } from '@fedify/fedify';
+import { exportSpki } from '@fedify/vocab-runtime';
+import { fmtInt, fmtRatio, table } from './lib/report.ts';
+
+interface RawRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator (a worker thread, so that sending costs Roost's thread nothing).
+
+async function loadWorker(): Promise<void> {
+  const { port, requests, concurrency } = workerData as { port: number; requests: RawRequest[]; concurrency: number };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const statuses: Record<string, number> = {};
+  let next = 0;
+  const t0 = performance.now();
+  const one = (r: RawRequest) =>
+    new Promise<void>((resolve) => {
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: r.path, headers: r.headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        statuses.error = (statuses.error ?? 0) + 1;
+        resolve();
+      });
+      req.end(r.body);
+    });
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests.length) await one(requests[next++]!);
+    }),
+  );
+  parentPort!.postMessage({ ms: performance.now() - t0, statuses });
+  agent.destroy();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake remote servers.
+
+const AS_CONTEXT = ['https://www.w3.org/ns/activitystreams', 'https://w3id.org/security/v1'];
+const PUBLIC = 'https://www.w3.org/ns/activitystreams#Public';
+
+interface Actor {
+  id: string;
+  keyId: string;
+  privateKey: CryptoKey;
+  publicKey: KeyObject;
+  pem: string;
+}
+
+interface Origin {
+  base: string;
+  actors: Actor[];
+  /** "METHOD path" of every request received, with its arrival time (performance.now()). */
+  hits: { what: string; at: number }[];
+  close(): Promise<void>;
+}
+
+async function startOrigin(actorCount: number, name: string): Promise<Origin> {
+  const origin = { actors: [] as Actor[], hits: [] as { what: string; at: number }[] } as Origin;
+  const byPath = new Map<string, Actor>();
+  const server = http.createServer((req, res) => {
+    origin.hits.push({ what: `${req.method} ${req.url}`, at: performance.now() });
+    const actor = byPath.get((req.url ?? '').split('#')[0]!);
+    if (!actor) return void res.writeHead(410).end();
+    res.writeHead(200, { 'content-type': 'application/activity+json' });
+    res.end(
+      JSON.stringify({
+        '@context': AS_CONTEXT,
+        id: actor.id,
+        type: 'Person',
+        preferredUsername: actor.id.split('/').pop(),
+        inbox: `${actor.id}/inbox`,
+        outbox: `${actor.id}/outbox`,
+        followers: `${actor.id}/followers`,
+        following: `${actor.id}/following`,
+        endpoints: { sharedInbox: `${origin.base}/inbox` },
+        publicKey: { id: actor.keyId, owner: actor.id, publicKeyPem: actor.pem },
+      }),
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (let i = 0; i < actorCount; i++) {
+    const keys = await generateCryptoKeyPair('RSASSA-PKCS1-v1_5');
+    const pem = await exportSpki(keys.publicKey);
+    const id = `${origin.base}/users/${name}u${i}`;
+    const actor = { id, keyId: `${id}#main-key`, privateKey: keys.privateKey, publicKey: createPublicKey(pem), pem };
+    origin.actors.push(actor);
+    byPath.set(new URL(id).pathname, actor);
+  }
+  origin.close = () => new Promise<void>((r) => server.close(() => r()));
+  return origin;
+}
+
+async function signed(url: string, body: unknown, key: CryptoKey, keyId: string): Promise<RawRequest> {
+  const text = JSON.stringify(body);
+  const request = new Request(url, { method: 'POST', headers: { 'content-type': 'application/activity+json' }, body: text });
+  const s = await signRequest(request, key, new URL(keyId), { spec: 'draft-cavage-http-signatures-12' });
+  const headers: Record<string, string> = {};
+  s.headers.forEach((v, k) => (headers[k] = v));
+  headers.host = new URL(url).host;
+  return { path: new URL(url).pathname, headers, body: text };
+}
+
+function createNote(actor: Actor, n: number, reader: string) {
+  const id = `${actor.id}/statuses/${n}`;
+  const note = {
+    id,
+    type: 'Note',
+    attributedTo: actor.id,
+    to: [PUBLIC, reader],
+    cc: [`${actor.id}/followers`],
+    content: `<p>Post ${n} for the inbox bench, addressed to a local account.</p>`,
+    published: new Date().toISOString(),
+  };
+  return { '@context': AS_CONTEXT, id: `${id}/activity`, type: 'Create', actor: actor.id, to: note.to, cc: note.cc, object: note };
+}
+
+/** What Roost does with a draft-cavage signature, in plain node:crypto: digest, signing string, RSA verify. */
+function verifyCavage(r: RawRequest, keys: Map<string, KeyObject>): boolean {
+  const sig = r.headers.signature!;
+  const params = Object.fromEntries([...sig.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+  const key = keys.get(params.keyId!);
+  if (!key) return false;
+  const digest = `SHA-256=${createHash('sha256').update(r.body).digest('base64')}`;
+  if (r.headers.digest !== digest) return false;
+  const lines = params.headers!.split(' ').map((h) => (h === '(request-target)' ? `(request-target): post ${r.path}` : `${h}: ${r.headers[h]}`));
+  return rsaVerify('sha256', Buffer.from(lines.join('\n')), key, Buffer.from(params.signature!, 'base64'));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function main(): Promise<number> {
+  const creates = Number(process.env.BENCH_INBOX_CREATES ?? 2000);
+  const deleteSeconds = Number(process.env.BENCH_INBOX_DELETE_SECONDS ?? 60);
+  const DELETES = 1500;
+  const ORIGINS = 4;
+  const ACTORS = 5;
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+
+  const { loadConfig } = await import('../../config/index.ts');
+  const { startRoost } = await import('../../src/main.ts');
+  const { createLocalAccount } = await import('../../src/services/accounts.ts');
+  const { GENEROUS_RATE_LIMITS } = await import('../helpers/roost.ts');
+
+  const base = process.env.ROOST_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `roost_bench_inbox_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-inbox-'));
+  const origins = await Promise.all(Array.from({ length: ORIGINS }, (_, i) => startOrigin(ACTORS, `o${i}`)));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      databaseUrl: url.toString(),
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'error',
+      rateLimits: GENEROUS_RATE_LIMITS,
+      federation: { allowPrivateAddresses: true },
+    },
+  });
+  const roost = await startRoost(config, { domainFromPort: true, controlSocket: false });
+  const sql = roost.services.db.sql;
+  try {
+    await createLocalAccount(roost.services, { username: 'reader', email: 'reader@bench.test', confirmed: true });
+    const reader = `${roost.config.publicUrl}/users/reader`;
+    const inbox = `${roost.config.publicUrl}/inbox`;
+    const actors = origins.flatMap((o) => o.actors);
+    const keys = new Map(actors.map((a) => [a.keyId, a.publicKey]));
+    const remoteStatuses = async () =>
+      (await sql.query<{ n: number }>(`select count(*)::int as n from statuses s join accounts a on a.id = s.account_id where a.domain is not null`))[0]!.n;
+
+    // Signed beforehand: signing is the senders' cost, not Roost's.
+    const warm = await Promise.all(actors.map((a) => signed(inbox, createNote(a, 0, reader), a.privateKey, a.keyId)));
+    const load: RawRequest[] = [];
+    for (let i = 1; i <= creates; i++) {
+      const a = actors[i % actors.length]!;
+      load.push(await signed(inbox, createNote(a, i, reader), a.privateKey, a.keyId));
+    }
+
+    // (b) the verification rate, same signatures, one thread.
+    for (let i = 0; i < 200; i++) verifyCavage(load[i % load.length]!, keys);
+    let verified = 0;
+    const tv = performance.now();
+    for (const r of load) if (verifyCavage(r, keys)) verified++;
+    const verifyMs = performance.now() - tv;
+    if (verified !== load.length) throw new Error(`only ${verified} of ${load.length} signatures verified in-process`);
+    const verifyRate = (load.length / verifyMs) * 1000;
+
+    // Warm-up: every actor's first delivery (Roost fetches the actor and its key, once).
+    const send = (requests: RawRequest[], concurrency: number) =>
+      new Promise<{ ms: number; statuses: Record<string, number> }>((resolve, reject) => {
+        const w = new Worker(new URL(import.meta.url), { workerData: { port: roost.port, requests, concurrency } });
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+    const warmed = await send(warm, 4);
+    const waitStored = async (n: number, timeoutMs: number) => {
+      const deadline = performance.now() + timeoutMs;
+      let have = 0;
+      while ((have = await remoteStatuses()) < n && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return have;
+    };
+    await waitStored(actors.length, 60_000);
+    const fetchesBefore = origins.reduce((n, o) => n + o.hits.length, 0);
+
+    // (a) accepted/s.
+    const t0 = performance.now();
+    const result = await send(load, 32);
+    const stored = await waitStored(actors.length + creates, 30_000);
+    const storedMs = performance.now() - t0;
+    const fetchesDuring = origins.reduce((n, o) => n + o.hits.length, 0) - fetchesBefore;
+    const accepted = result.statuses['202'] ?? 0;
+    const acceptRate = (accepted / result.ms) * 1000;
+
+    console.log(`${fmtInt(creates)} signed Create(Note) deliveries from ${actors.length} actors on ${ORIGINS} loopback servers to Roost's shared inbox (PostgreSQL ${name}; Roost in this process, the sender a worker thread, 32 at a time)\n`);
+    console.log(
+      table(
+        ['what', 'per second', 'detail'],
+        [
+          ['node:crypto verify of the same signatures (baseline, one thread)', fmtInt(verifyRate), `${fmtInt(load.length)} in ${verifyMs.toFixed(0)} ms`],
+          ['deliveries accepted by Roost (202)', fmtInt(acceptRate), `${fmtInt(accepted)} in ${result.ms.toFixed(0)} ms; answers ${JSON.stringify(result.statuses)}`],
+          ['Notes stored (from the first POST to the last row)', fmtInt((Math.max(0, stored - actors.length) / storedMs) * 1000), `${fmtInt(stored - actors.length)} of ${fmtInt(creates)} in ${storedMs.toFixed(0)} ms`],
+        ],
+      ),
+    );
+    const ratio = acceptRate / verifyRate;
+    console.log(`\naccepted/s / verify/s: ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'})`);
+    console.log(`warm-up answers ${JSON.stringify(warmed.statuses)}; requests reaching the remote servers during the load: ${fetchesDuring} (keys cached)\n`);
+
+    // (c) 1,500 account Deletes from one origin.
+    const o = origins[0]!;
+    const known = o.actors;
+    const deletes: RawRequest[] = [];
+    const unknownPaths = new Set<string>();
+    const del = (actorId: string) => ({ '@context': AS_CONTEXT, id: `${actorId}#delete`, type: 'Delete', actor: actorId, to: [PUBLIC], object: actorId });
+    for (const a of known) deletes.push(await signed(inbox, del(a.id), a.privateKey, a.keyId));
+    for (const a of known) deletes.push(await signed(inbox, del(a.id), a.privateKey, a.keyId)); // gone by now
+    for (let i = deletes.length; i < DELETES; i++) {
+      const id = `${o.base}/users/gone${i}`;
+      unknownPaths.add(`/users/gone${i}`);
+      deletes.push(await signed(inbox, del(id), known[0]!.privateKey, `${id}#main-key`));
+    }
+    gc();
+    await new Promise((r) => setTimeout(r, 500));
+    gc();
+    const steady = process.memoryUsage().heapUsed;
+    let peak = steady;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 50);
+    const phaseStart = performance.now();
+    const answers: Record<string, number> = {};
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const interval = (deleteSeconds * 1000) / DELETES;
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < deletes.length; i++) {
+      const due = phaseStart + i * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const r = deletes[i]!;
+      pending.push(
+        new Promise<void>((resolve) => {
+          const req = http.request({ host: '127.0.0.1', port: roost.port, method: 'POST', path: r.path, headers: r.headers, agent }, (res) => {
+            res.resume();
+            res.on('end', () => {
+              answers[res.statusCode ?? 0] = (answers[res.statusCode ?? 0] ?? 0) + 1;
+              resolve();
+            });
+          });
+          req.on('error', () => {
+            answers.error = (answers.error ?? 0) + 1;
+            resolve();
+          });
+          req.end(r.body);
+        }),
+      );
+      // Sent twice: the known actors' second Delete goes after their first is processed.
+      if (i === known.length - 1) {
+        await Promise.all(pending);
+        const deadline = performance.now() + 30_000;
+        while (performance.now() < deadline) {
+          const left = await sql.query(`select 1 from accounts where uri = any($1::text[])`, [known.map((a) => a.id)]);
+          if (left.length === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    }
+    await Promise.all(pending);
+    const phaseMs = performance.now() - phaseStart;
+    await new Promise((r) => setTimeout(r, 1000));
+    clearInterval(sampler);
+    agent.destroy();
+    gc();
+    await new Promise((r) => setTimeout(r, 500));
+    gc();
+    const after = process.memoryUsage().heapUsed;
+    const phaseHits = o.hits.filter((h) => h.at >= phaseStart);
+    const unknownHits = phaseHits.filter((h) => unknownPaths.has(h.what.split(' ')[1]!.split('#')[0]!));
+    const goneHits = phaseHits.filter((h) => known.some((a) => h.what.endsWith(new URL(a.id).pathname)));
+    const [left] = await sql.query<{ n: number }>(`select count(*)::int as n from accounts where uri = any($1::text[])`, [known.map((a) => a.id)]);
+    const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
+    console.log(`${fmtInt(deletes.length)} account Deletes from ${o.base} over ${(phaseMs / 1000).toFixed(1)} s (${known.length} known actors, the same ${known.length} again once gone, ${fmtInt(unknownPaths.size)} never seen)\n`);
+    console.log(
+      table(
+        ['what', 'value'],
+        [
+          ['answers', JSON.stringify(answers)],
+          ['known actors left after their Delete', String(left!.n)],
+          ['requests reaching the origin during the phase', String(phaseHits.length)],
+          ['  of them for never-seen actors (goal 0)', String(unknownHits.length)],
+          ['  of them for the deleted actors (goal 0)', String(goneHits.length)],
+          ['heap after GC, steady (before the phase)', mb(steady)],
+          ['heap after GC, after the phase', mb(after)],
+          ['heap peak sampled during the phase', mb(peak)],
+        ],
+      ),
+    );
+    const heapRatio = after / steady;
+    console.log(`\nheap after / steady: ${fmtRatio(heapRatio)} (goal <= 1.20x: ${heapRatio <= 1.2 ? 'met' : 'MISSED'}); peak / steady: ${fmtRatio(peak / steady)}`);
+    console.log(`fetches for unknown or gone actors: ${unknownHits.length + goneHits.length} (goal 0: ${unknownHits.length + goneHits.length === 0 ? 'met' : 'MISSED'}); Roost still answering: ${(answers.error ?? 0) === 0 ? 'yes' : 'NO'}`);
+    return 0;
+  } finally {
+    await roost.close();
+    await Promise.all(origins.map((o) => o.close()));
+    rmSync(dataDir, { recursive: true, force: true });
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+
+if (!isMainThread) await loadWorker();
