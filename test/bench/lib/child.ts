@@ -32,7 +32,10 @@ const CLOCK_TICKS = (() => {
 })();
 
 export function startChildServer(script: string, opts: { cpus: string | null; args?: string[]; timeoutMs?: number }): Promise<ChildServer> {
-  const nodeArgs = [script, '0', ...(opts.args ?? [])];
+  // BENCH_CPU_PROF=DIR: each server writes a V8 CPU profile there when it exits (open it in
+  // Chrome's DevTools), to see where a server's time per request goes.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const nodeArgs = [...prof, script, '0', ...(opts.args ?? [])];
   const [cmd, argv] = opts.cpus !== null ? ['taskset', ['-c', opts.cpus, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child: ChildProcess = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
