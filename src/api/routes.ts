@@ -31,6 +31,8 @@ import { conversationRoutes } from './v1/conversations.ts';
 import { bookmarkRoutes } from './v1/bookmarks.ts';
 import { favouriteRoutes } from './v1/favourites.ts';
 import { listRoutes } from './v1/lists.ts';
+import { filterV1Routes } from './v1/filters.ts';
+import { filterV2Routes } from './v2/filters.ts';
 import { markerRoutes } from './v1/markers.ts';
 import { tagRoutes } from './v1/tags.ts';
 import { featuredTagRoutes } from './v1/featured_tags.ts';
@@ -69,6 +71,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   adminDomainBlocksRoutes(router, services);
   adminDomainAllowsRoutes(router, services);
   listRoutes(router, services);
+  filterV1Routes(router, services);
+  filterV2Routes(router, services);
   markerRoutes(router, services);
   tagRoutes(router, services);
   featuredTagRoutes(router, services);
