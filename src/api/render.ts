@@ -7,6 +7,7 @@ import type { Services } from '../context.ts';
 import { loadAccountPage, type PageOptions } from '../services/reads/accounts.ts';
 import { serializeAccount, type MastodonAccount } from '../serializers/account.ts';
 import { loadStatusPage } from '../services/reads/statuses.ts';
+import type { FilterContext } from '../serializers/filter.ts';
 import { serializeStatus, type MastodonStatus, type SerializeStatusOptions } from '../serializers/status.ts';
 import { RoostError } from '../lib/errors.ts';
 import { loadStatusHistory } from '../services/reads/status-history.ts';
@@ -31,17 +32,19 @@ export async function renderAccount(services: Services, id: string, opts: PageOp
 /**
  * Statuses by id, in the order given (unknown ones left out): one batched status view for the page
  * (reads/statuses.ts loadStatusPage: a fixed number of statements), then serializeStatus each.
- * Callers pass only ids the viewer may see.
+ * Callers pass only ids the viewer may see. With a `filterContext` and a viewer, the viewer's
+ * filters apply: `hide` leaves the status out, the others fill its `filtered`.
  */
 export async function renderStatuses(
   services: Services,
   ids: readonly string[],
   viewerId: string | null,
-  opts: SerializeStatusOptions = {},
+  opts: SerializeStatusOptions & { filterContext?: FilterContext } = {},
 ): Promise<MastodonStatus[]> {
-  const { statuses, view } = await loadStatusPage(services, ids, viewerId);
+  const { statuses, view } = await loadStatusPage(services, ids, viewerId, { filterContext: opts.filterContext });
   const out: MastodonStatus[] = [];
   for (const id of ids) {
+    if (view.hidden?.has(id)) continue;
     const s = statuses.get(id);
     const json = s ? serializeStatus(s, statuses, view, opts) : null;
     if (json) out.push(json);

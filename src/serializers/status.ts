@@ -9,6 +9,7 @@ import { serializeMediaAttachment, type MastodonMediaAttachment, type MediaAttac
 import { serializePoll, type MastodonPoll, type PollRow } from './poll.ts';
 import { serializeCustomEmoji, type CustomEmojiRow, type MastodonCustomEmoji } from './custom-emoji.ts';
 import { serializePreviewCard, type MastodonPreviewCard, type PreviewCardRow } from './preview-card.ts';
+import type { MastodonFilterResult } from './filter.ts';
 
 export interface StatusRow {
   id: string;
@@ -66,6 +67,10 @@ export interface StatusView {
   now?: Date;
   /** Per status id: the custom emojis its text and content warning use; per poll id, its options' (reads/emojis.ts). */
   emojis?: Map<string, CustomEmojiRow[]>;
+  /** The viewer's filter results by status id (services/filter-engine.ts), for `filtered`; none: empty. */
+  filtered?: Map<string, MastodonFilterResult[]>;
+  /** The statuses a `hide` filter of the viewer's removes from the page. */
+  hidden?: Set<string>;
 }
 
 export interface MastodonStatus {
@@ -99,7 +104,7 @@ export interface MastodonStatus {
   muted?: boolean;
   bookmarked?: boolean;
   pinned?: boolean;
-  filtered?: unknown[];
+  filtered?: MastodonFilterResult[];
 }
 
 export interface SerializeStatusOptions {
@@ -168,7 +173,7 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
     json.bookmarked = f?.bookmarked ?? false;
     // `pinned` only where the viewer could pin: their own public or unlisted non-reblog.
     if (own && !status.reblogOfId && (status.visibility === 'public' || status.visibility === 'unlisted')) json.pinned = f?.pinned ?? false;
-    json.filtered = [];
+    json.filtered = view.filtered?.get(status.id) ?? [];
   }
   return json;
 }

@@ -155,8 +155,10 @@ export function statusRoutes(router: Router, services: Services): void {
     const s = await findVisibleStatus(services, requireId(ctx.params.id), viewerId);
     if (!s) throw new RoostError(404, 'Record not found');
     const thread = await statusContext(services, s, viewerId);
-    const rendered = await renderStatuses(services, [...thread.ancestors, ...thread.descendants], viewerId);
-    return json({ ancestors: rendered.slice(0, thread.ancestors.length), descendants: rendered.slice(thread.ancestors.length) });
+    // The viewer's `thread` filters apply: a hidden status leaves its side of the split.
+    const rendered = await renderStatuses(services, [...thread.ancestors, ...thread.descendants], viewerId, { filterContext: 'thread' });
+    const ancestors = new Set(thread.ancestors);
+    return json({ ancestors: rendered.filter((st) => ancestors.has(st.id)), descendants: rendered.filter((st) => !ancestors.has(st.id)) });
   });
 
   router.get('/api/v1/statuses/:id/source', async (ctx) => {

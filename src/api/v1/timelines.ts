@@ -16,6 +16,7 @@ import { RoostError } from '../../lib/errors.ts';
 import { DEFAULT_TIMELINES_ACCESS, type FeedAccess } from '../../lib/instance-policy.ts';
 import { homeTimelinePage, publicTimelinePage, tagTimelinePage, type PublicFilter } from '../../services/reads/timelines.ts';
 import { listOf, listTimelinePage } from '../../services/reads/user-lists.ts';
+import type { FilterContext } from '../../serializers/filter.ts';
 
 const READ = ['read', 'read:statuses'];
 
@@ -36,9 +37,14 @@ function accessOf(access: { local: FeedAccess; remote: FeedAccess }, f: PublicFi
   return wanted.includes('disabled') ? 'disabled' : wanted.includes('authenticated') ? 'authenticated' : 'public';
 }
 
-async function page(services: Services, ctx: RequestContext, viewerId: string | null, p: PageParams, ids: string[]) {
+/**
+ * The page rendered with the viewer's filters of `filterContext` (home and lists: `home`; public
+ * and hashtag feeds: `public`): a hidden status leaves the page, the Link header still pages by
+ * the ids read, so nothing is skipped.
+ */
+async function page(services: Services, ctx: RequestContext, viewerId: string | null, p: PageParams, ids: string[], filterContext: FilterContext) {
   const link = linkHeader(ctx.url, ids, p);
-  return json(await renderStatuses(services, ids, viewerId), { headers: link ? { link } : {} });
+  return json(await renderStatuses(services, ids, viewerId, { filterContext }), { headers: link ? { link } : {} });
 }
 
 export function timelineRoutes(router: Router, services: Services): void {
@@ -46,7 +52,7 @@ export function timelineRoutes(router: Router, services: Services): void {
     const viewer = await requireUser(services, ctx, READ);
     const p = pageOf(ctx);
     const { statusIds } = await homeTimelinePage(services, viewer.account.id, p);
-    return page(services, ctx, viewer.account.id, p, statusIds);
+    return page(services, ctx, viewer.account.id, p, statusIds, 'home');
   });
 
   router.get('/api/v1/timelines/list/:list_id', async (ctx) => {
@@ -55,7 +61,7 @@ export function timelineRoutes(router: Router, services: Services): void {
     if (!list) throw new RoostError(404, 'Record not found');
     const p = pageOf(ctx);
     const { statusIds } = await listTimelinePage(services, viewer.account.id, list.id, p);
-    return page(services, ctx, viewer.account.id, p, statusIds);
+    return page(services, ctx, viewer.account.id, p, statusIds, 'home');
   });
 
   router.get('/api/v1/timelines/public', async (ctx) => {
@@ -67,7 +73,7 @@ export function timelineRoutes(router: Router, services: Services): void {
     if (access === 'disabled') return json([]);
     if (access === 'authenticated' && !viewerId) throw new RoostError(422, 'This method requires an authenticated user');
     const { statusIds } = await publicTimelinePage(services, viewerId, p, f);
-    return page(services, ctx, viewerId, p, statusIds);
+    return page(services, ctx, viewerId, p, statusIds, 'public');
   });
 
   router.get('/api/v1/timelines/tag/:hashtag', async (ctx) => {
@@ -85,6 +91,6 @@ export function timelineRoutes(router: Router, services: Services): void {
       all: paramStrings(ctx.query.all),
       none: paramStrings(ctx.query.none),
     });
-    return page(services, ctx, viewerId, p, statusIds);
+    return page(services, ctx, viewerId, p, statusIds, 'public');
   });
 }

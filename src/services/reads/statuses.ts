@@ -10,7 +10,11 @@
  *   5. their media attachments, in order (one statement: reads/media.ts loadStatusMedia);
  *   6. their polls with the viewer's own votes (reads/polls.ts: one statement);
  *   7. the custom emojis their texts and poll options use (reads/emojis.ts: one statement, only
- *      when some text names a `:shortcode:`).
+ *      when some text names a `:shortcode:`);
+ *   8. with a viewer and a filter context (home, public, thread, account …): the viewer's filters
+ *      in force (reads/filters.ts: one statement), matched by the filter engine on each status
+ *      (a reblog on the status it reblogs): `view.filtered` feeds Status#filtered, `view.hidden`
+ *      holds the statuses a `hide` filter removes.
  */
 import type { Services } from '../../context.ts';
 import type { Account } from '../../db/entities/index.ts';
@@ -23,6 +27,8 @@ import { mediaStorage } from '../media-storage.ts';
 import { loadPollsOfStatuses } from './polls.ts';
 import { loadEmojisFor, pollOptionTitles } from './emojis.ts';
 import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
+import { applyFilters, compileFilterSet, filterableText, type FilterContext } from '../../lib/filter-engine.ts';
+import { loadFilters } from './filters.ts';
 
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
@@ -228,6 +234,7 @@ export async function loadStatusPage(
   services: Services,
   ids: readonly string[],
   viewerId: string | null,
+  opts: { filterContext?: FilterContext } = {},
 ): Promise<{ statuses: Map<string, StatusRow>; view: StatusView }> {
   const statuses = new Map<string, StatusRow>();
   const view: StatusView = {
@@ -335,7 +342,46 @@ export async function loadStatusPage(
     ...[...statuses.values()].map((s) => ({ owner: s.id, domain: domainOf(s.accountId), shortcodes: emojiShortcodes(s.spoilerText, s.text, s.content) })),
     ...[...view.polls.values()].map((p) => ({ owner: `poll ${p.id}`, domain: domainOf(p.accountId), shortcodes: emojiShortcodes(...pollOptionTitles(p)) })),
   ]);
+  if (viewerId && opts.filterContext) await applyViewerFilters(services, statuses, view, viewerId, opts.filterContext);
   return { statuses, view };
+}
+
+/** Step 8: the viewer's filters on the page (one statement); results into view.filtered and view.hidden. */
+async function applyViewerFilters(services: Services, statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): Promise<void> {
+  const now = view.now ?? services.clock.now();
+  const set = compileFilterSet(viewerId, await loadFilters(services.db.sql, viewerId, { activeAt: now }));
+  if (set.filters.length === 0) return;
+  view.filtered = new Map();
+  view.hidden = new Set();
+  const texts = new Map<string, string>();
+  const textOf = (s: StatusRow): string => {
+    let t = texts.get(s.id);
+    if (t === undefined) {
+      const poll = view.polls?.get(s.id);
+      t = filterableText({
+        spoilerText: s.spoilerText,
+        contentHtml: s.content,
+        pollOptions: poll ? pollOptionTitles(poll) : [],
+        mediaDescriptions: (view.media?.get(s.id) ?? []).map((m) => m.description),
+      });
+      texts.set(s.id, t);
+    }
+    return t;
+  };
+  const reblogs: StatusRow[] = [];
+  for (const s of statuses.values()) {
+    const proper = s.reblogOfId ? statuses.get(s.reblogOfId) : s;
+    if (!proper) continue;
+    const outcome = applyFilters(set, { id: s.id, reblogOfId: s.reblogOfId, accountId: s.accountId, text: textOf(proper) }, context, now);
+    if (outcome.filtered.length) view.filtered.set(s.id, outcome.filtered);
+    if (outcome.hidden) view.hidden.add(s.id);
+    if (s.reblogOfId) reblogs.push(s);
+  }
+  // As Mastodon: the status a reblog carries shows the reblog's results.
+  for (const r of reblogs) {
+    const results = view.filtered.get(r.id);
+    if (results) view.filtered.set(r.reblogOfId!, results);
+  }
 }
 
 /** Mastodon's StatusSource: the status's plain text and content warning (null: no such status). */

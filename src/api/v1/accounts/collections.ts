@@ -47,7 +47,7 @@ export function accountCollectionRoutes(router: Router, services: Services): voi
       tagged: paramString(q.tagged) || null,
     });
     const link = linkHeader(ctx.url, page.cursorIds, p);
-    return json(await renderStatuses(services, page.statusIds, viewerId), { headers: link ? { link } : {} });
+    return json(await renderStatuses(services, page.statusIds, viewerId, { filterContext: 'account' }), { headers: link ? { link } : {} });
   });
   router.get('/api/v1/accounts/:id/identity_proofs', async (ctx) => {
     if (!(await accountShown(services, requireId(ctx.params.id)))) throw new RoostError(404, 'Record not found');
