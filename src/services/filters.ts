@@ -287,7 +287,7 @@ export async function addFilterStatus(services: Services, accountId: string, fil
         : [];
     const v = new Validation();
     if (!status) v.add('status', 'ERR_BLANK', 'must exist');
-    else if (!status.visible) v.add('status_id', 'ERR_INVALID', 'is invalid');
+    else if (!status.visible) v.add('status', 'ERR_INVALID', 'is invalid');
     else if (status.taken) v.add('status', 'ERR_TAKEN', 'has already been taken');
     v.throwIfInvalid();
     const [row] = await sql.query<{ id: string; status_id: string }>(
