@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -80,6 +80,12 @@ const statusAction = (action: string, scopes: string[], params: Record<string, K
   pathParams: STATUS,
   params,
 });
+
+const READ_FILTERS = ['read', 'read:filters'];
+const WRITE_FILTERS = ['write', 'write:filters'];
+const FILTER_PARAMS: Record<string, Kind> = { title: 'string', context: 'strings', filter_action: 'string', expires_in: 'int', keywords_attributes: 'fields' };
+const KEYWORD_PARAMS: Record<string, Kind> = { keyword: 'string', whole_word: 'bool' };
+const V1_FILTER_PARAMS: Record<string, Kind> = { phrase: 'string', context: 'strings', irreversible: 'bool', whole_word: 'bool', expires_in: 'int' };
 
 const DOMAIN_BLOCK_PARAMS: Record<string, Kind> = {
   severity: 'string', reject_media: 'bool', reject_reports: 'bool', private_comment: 'text', public_comment: 'text', obfuscate: 'bool',
@@ -323,6 +329,52 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/timelines/list/:list_id', auth: 'user', scopes: ['read', 'read:lists'], pathParams: { list_id: 'list' }, params: PAGE },
   { method: 'DELETE', path: '/api/v1/lists/:id', auth: 'user', scopes: ['write', 'write:lists'], pathParams: { id: 'list' } },
   { method: 'GET', path: '/api/v1/markers', auth: 'user', scopes: READ_STATUSES, params: { timeline: 'strings' } },
+
+  // Filters, v2 and v1 (the fixture's keyword doubles as its v1 filter; the DELETEs come last)
+  { method: 'GET', path: '/api/v2/filters', auth: 'user', scopes: READ_FILTERS },
+  { method: 'POST', path: '/api/v2/filters', auth: 'user', scopes: WRITE_FILTERS, params: FILTER_PARAMS },
+  { method: 'GET', path: '/api/v2/filters/:id', auth: 'user', scopes: READ_FILTERS, pathParams: { id: 'filter' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v2/filters/:id',
+      auth: 'user',
+      scopes: WRITE_FILTERS,
+      pathParams: { id: 'filter' },
+      params: FILTER_PARAMS,
+    }),
+  ),
+  { method: 'GET', path: '/api/v2/filters/:filter_id/keywords', auth: 'user', scopes: READ_FILTERS, pathParams: { filter_id: 'filter' } },
+  { method: 'POST', path: '/api/v2/filters/:filter_id/keywords', auth: 'user', scopes: WRITE_FILTERS, pathParams: { filter_id: 'filter' }, params: KEYWORD_PARAMS },
+  { method: 'POST', path: '/api/v2/filters/:filter_id/keywords/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { filter_id: 'filter', id: 'filter_keyword' }, params: KEYWORD_PARAMS },
+  ...(['/api/v2/filters/keywords/:id', '/api/v1/filters/keywords/:id'] as const).flatMap((path): RouteSpec[] => [
+    { method: 'GET', path, auth: 'user', scopes: READ_FILTERS, pathParams: { id: 'filter_keyword' } },
+    { method: 'PUT', path, auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_keyword' }, params: KEYWORD_PARAMS },
+    { method: 'PATCH', sameHandlerAs: 'PUT', path, auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_keyword' }, params: KEYWORD_PARAMS },
+  ]),
+  { method: 'GET', path: '/api/v2/filters/:filter_id/statuses', auth: 'user', scopes: READ_FILTERS, pathParams: { filter_id: 'filter' } },
+  { method: 'POST', path: '/api/v2/filters/:filter_id/statuses', auth: 'user', scopes: WRITE_FILTERS, pathParams: { filter_id: 'filter' }, params: { status_id: 'id' } },
+  { method: 'GET', path: '/api/v2/filters/statuses/:id', auth: 'user', scopes: READ_FILTERS, pathParams: { id: 'filter_status' } },
+  { method: 'GET', path: '/api/v1/filters', auth: 'user', scopes: READ_FILTERS },
+  { method: 'POST', path: '/api/v1/filters', auth: 'user', scopes: WRITE_FILTERS, params: V1_FILTER_PARAMS },
+  { method: 'GET', path: '/api/v1/filters/:id', auth: 'user', scopes: READ_FILTERS, pathParams: { id: 'filter_keyword' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/filters/:id',
+      auth: 'user',
+      scopes: WRITE_FILTERS,
+      pathParams: { id: 'filter_keyword' },
+      params: V1_FILTER_PARAMS,
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v2/filters/statuses/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_status' } },
+  { method: 'DELETE', path: '/api/v2/filters/keywords/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_keyword' } },
+  { method: 'DELETE', path: '/api/v1/filters/keywords/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_keyword' } },
+  { method: 'DELETE', path: '/api/v1/filters/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_keyword' } },
+  { method: 'DELETE', path: '/api/v2/filters/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter' } },
   { method: 'POST', path: '/api/v1/markers', auth: 'user', scopes: WRITE_STATUSES, params: { home: 'hash', notifications: 'hash' } },
 
   // Custom emojis, featured and followed tags (a tag name: any string; an invalid one is a 404)

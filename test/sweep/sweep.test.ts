@@ -42,6 +42,10 @@ interface Fixture {
   domainAllowId: string;
   /** A list of alice's (bob in it). */
   listId: string;
+  /** A filter of alice's, its keyword (also a v1 filter) and its status filter. */
+  filterId: string;
+  filterKeywordId: string;
+  filterStatusId: string;
   /** A featured tag of alice's. */
   featuredTagId: string;
   /** A local custom emoji, for the admin API's path ids. */
@@ -198,6 +202,9 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'conversation') return fx.conversationId;
     if (kind === 'list') return fx.listId;
     if (kind === 'featured_tag') return fx.featuredTagId;
+    if (kind === 'filter') return fx.filterId;
+    if (kind === 'filter_keyword') return fx.filterKeywordId;
+    if (kind === 'filter_status') return fx.filterStatusId;
     if (kind === 'custom_emoji') return fx.customEmojiId;
     return 'avatars/1/original/none.png';
   });
@@ -538,6 +545,10 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const list = await alice.api('/api/v1/lists', { method: 'POST', body: { title: 'sweep' } });
   expect(list.status).toBe(200);
   expect((await alice.api(`/api/v1/lists/${list.body.id}/accounts`, { method: 'POST', body: { account_ids: [bob.account.id] } })).status).toBe(200);
+  const filter = await alice.api('/api/v2/filters', { method: 'POST', body: { title: 'sweep', context: ['home'], keywords_attributes: [{ keyword: 'sweep' }] } });
+  expect(filter.status).toBe(200);
+  const filterStatus = await alice.api(`/api/v2/filters/${filter.body.id}/statuses`, { method: 'POST', body: { status_id: posted.body.id } });
+  expect(filterStatus.status).toBe(200);
   const featured = await alice.api('/api/v1/featured_tags', { method: 'POST', body: { name: 'sweep' } });
   expect(featured.status).toBe(200);
   const emojiForm = new FormData();
@@ -545,7 +556,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   emojiForm.append('image', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 4, background: '#00ff00' } }).png().toBuffer())], { type: 'image/png' }), 'e.png');
   const emoji = await admin.api('/api/v1/admin/custom_emojis', { method: 'POST', body: emojiForm });
   expect(emoji.status).toBe(200);
-  const fx: Fixture = { alice, admin, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
