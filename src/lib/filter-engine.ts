@@ -147,19 +147,20 @@ export function filterableText(parts: { spoilerText: string; contentHtml: string
     .join('\n\n');
 }
 
-interface StatusJsonLike {
+/** What filterableFromStatusJson reads of a serialized Mastodon Status (MastodonStatus fits). */
+export interface FilterableStatusJson {
   id?: unknown;
   account?: { id?: unknown } | null;
   content?: unknown;
   spoiler_text?: unknown;
   media_attachments?: unknown;
   poll?: { options?: unknown } | null;
-  reblog?: StatusJsonLike | null;
+  reblog?: FilterableStatusJson | null;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-function textOfJson(json: StatusJsonLike): string {
+function textOfJson(json: FilterableStatusJson): string {
   const media = Array.isArray(json.media_attachments) ? json.media_attachments : [];
   const options = json.poll && Array.isArray(json.poll.options) ? json.poll.options : [];
   return filterableText({
@@ -174,7 +175,7 @@ function textOfJson(json: StatusJsonLike): string {
  * A FilterableStatus from a serialized Mastodon Status (what streaming and push hold): a reblog
  * is matched on the status it reblogs.
  */
-export function filterableFromStatusJson(json: StatusJsonLike): FilterableStatus {
+export function filterableFromStatusJson(json: FilterableStatusJson): FilterableStatus {
   const reblog = json.reblog ?? null;
   return {
     id: str(json.id),

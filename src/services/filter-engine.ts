@@ -17,6 +17,7 @@ export {
   keywordRegExp,
   type CompiledFilter,
   type FilterableStatus,
+  type FilterableStatusJson,
   type FilterContext,
   type FilterOutcome,
   type FilterSet,

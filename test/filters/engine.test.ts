@@ -12,6 +12,11 @@ import {
   type FilterableStatus,
 } from '../../src/services/filter-engine.ts';
 import type { FilterRow } from '../../src/serializers/filter.ts';
+import type { MastodonStatus } from '../../src/serializers/status.ts';
+
+/** Streaming and push hold serialized statuses: the type checker holds that they fit. */
+const fromSerialized = (s: MastodonStatus): FilterableStatus => filterableFromStatusJson(s);
+void fromSerialized;
 
 const matches = (keyword: string, wholeWord: boolean, text: string) => keywordRegExp(keyword, wholeWord).test(text);
 
