@@ -5,7 +5,7 @@
  * expiry by the instance's (manual) clock.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 
@@ -135,6 +135,13 @@ describe('v2 filters', () => {
       statuses: [],
     });
     expect(await changedEvents(alice.account.id)).toBe(before + 1);
+    // The event as effects/ (and the streaming side's filters_changed) receive it, handled without a failure.
+    const [last] = await roost.services.db.sql.query<{ payload: unknown; origin: string }>(
+      `select payload, origin from outbox_events where type = 'filters.changed' order by id desc limit 1`,
+    );
+    expect(last).toEqual({ payload: { type: 'filters.changed', accountId: alice.account.id }, origin: 'client' });
+    await settled(roost);
+    expect(await roost.services.db.sql.query(`select id from jobs where state = 'dead'`)).toEqual([]);
 
     // A keyword id not of this filter: 404, and nothing of the request is written.
     const other = await bob.api('/api/v2/filters', { method: 'POST', body: { title: 'Bob', context: ['home'], keywords_attributes: [{ keyword: 'b' }] } });
