@@ -198,7 +198,6 @@ describe('v2 filters', () => {
       const res = await alice.api(path, { method, body: method === 'GET' || method === 'DELETE' ? undefined : { title: 'x', keyword: 'y' } });
       expect([path, res.status, res.body]).toEqual([path, 404, { error: 'Record not found' }]);
     }
-    expect((await alice.api(`/api/v2/filters/${bobs.body.id}`.replace('v2', 'v2'))).status).toBe(404);
     expect((await bob.api(`/api/v2/filters/${bobs.body.id}`)).body.title).toBe('Mine');
 
     expect((await readOnly.api('/api/v2/filters')).status).toBe(200);

@@ -147,7 +147,7 @@ describe('hide and warn on timelines', () => {
     expect(keys(fromTop.body.descendants)).toEqual(['afterEnd']);
   });
 
-  it('a status filter hides that status (and a reblog of it) by id', async () => {
+  it('a status filter hides that status by id, or warns with status_matches', async () => {
     const f = (await alice.api('/api/v2/filters', { method: 'POST', body: { title: 'This one', context: ['public'], filter_action: 'hide' } })).body;
     await alice.api(`/api/v2/filters/${f.id}/statuses`, { method: 'POST', body: { status_id: posts.calm } });
     expect(keys(await timeline('/api/v1/timelines/public?limit=40'))).not.toContain('calm');
