@@ -331,13 +331,21 @@ describe('grouped notifications (v2)', () => {
       ['id', 'acct', 'url', 'avatar', 'avatar_static', 'locked', 'bot'],
       ['id', 'acct', 'url', 'avatar', 'avatar_static', 'locked', 'bot'],
     ]);
-    // Paging by groups: limit=1, then the next page from its Link.
+    // Paging by groups, as Mastodon: a page holds `limit` groups, each counted within the page's
+    // range of ids (its newest notification per group): with limit=1, the newest favourite only.
     const first = await alice.api('/api/v2/notifications?limit=1');
-    expect(first.body.notification_groups.map((g: any) => g.group_key)).toEqual([fav.group_key]);
-    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!;
-    expect(new URL(next).searchParams.get('max_id')).toBe(v1[2].id);
-    const second = await apiRequest(roost, new URL(next).pathname + new URL(next).search, { token: alice.token });
-    expect(second.body.notification_groups.map((g: any) => g.group_key)).toEqual([men.group_key]);
+    expect(first.body.notification_groups).toEqual([
+      { ...fav, notifications_count: 1, page_min_id: v1[0].id, sample_account_ids: [dave.account.id] },
+    ]);
+    const next = new URL(/<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!);
+    expect(next.searchParams.get('max_id')).toBe(v1[0].id);
+    expect(/<([^>]+)>; rel="prev"/.exec(first.headers.get('link')!)![1]).toContain(`min_id=${v1[0].id}`);
+    const second = await apiRequest(roost, next.pathname + next.search, { token: alice.token });
+    expect(second.body.notification_groups.map((g: any) => [g.group_key, g.page_max_id, g.sample_account_ids])).toEqual([
+      [fav.group_key, v1[1].id, [carol.account.id]],
+    ]);
+    // limit=2 takes both groups: the range spans every favourite.
+    expect((await alice.api('/api/v2/notifications?limit=2')).body.notification_groups).toEqual([fav, men]);
     // One group, its accounts, dismissing it.
     const one = await alice.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}`);
     expect(one.body.notification_groups).toEqual([
