@@ -10,7 +10,8 @@
  *   status.reblogged  reblog (the original's local author)
  *   status.favourited favourite (the status's local author)
  *   status.updated    update (local accounts that reblogged it), replacing the recipient's earlier
- *                     update notification for that status
+ *                     update notification for that status; mention to accounts the edit mentions
+ *                     for the first time
  *   status.unreblogged / status.unfavourited  the reblog / favourite notification goes (Mastodon
  *                     destroys it with its activity)
  *   follow.requested  follow_request (a local, locked target)
@@ -193,7 +194,19 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
           where s.id = $1 and s.deleted_at is null and r.account_id <> s.account_id`,
         [statusId],
       );
-      return rows.map((r) => ({ accountId: r.account_id, fromAccountId: r.author_id, type: 'update', statusId, sourceKey: `update:${record.id}` }));
+      const updates: NotificationCandidate[] = rows.map((r) => ({ accountId: r.account_id, fromAccountId: r.author_id, type: 'update', statusId, sourceKey: `update:${record.id}` }));
+      // Accounts the edit mentions for the first time hear of it as a mention (once per status).
+      const added = Array.isArray(event.addedMentionAccountIds) ? (event.addedMentionAccountIds as unknown[]).map(String) : [];
+      const author = str('accountId');
+      if (added.length && author) {
+        const [live] = await sql.query(`select 1 from statuses where id = $1 and deleted_at is null and reblog_of_id is null`, [statusId]);
+        if (live) {
+          for (const id of added) {
+            if (id !== author) updates.push({ accountId: id, fromAccountId: author, type: 'mention', statusId, sourceKey: `mention:${statusId}` });
+          }
+        }
+      }
+      return updates;
     }
     case 'follow.requested': {
       const [f] = await sql.query<{ account_id: string; target_account_id: string }>(
@@ -284,7 +297,7 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
       // The latest update notification replaces the earlier ones for that status (retries included).
       await services.db.sql.query(
         `delete from notifications where type = 'update' and status_id = $1 and account_id = any($2::bigint[]) and source_key <> $3`,
-        [record.event.statusId, candidates.map((c) => c.accountId), `update:${record.id}`],
+        [record.event.statusId, candidates.filter((c) => c.type === 'update').map((c) => c.accountId), `update:${record.id}`],
       );
     }
     if (inserted.length === 0) return;

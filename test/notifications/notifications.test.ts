@@ -143,6 +143,12 @@ describe('each type, once, with the exact entity', () => {
     }
     expect((await ofType(bob, 'update'))[0].id).not.toBe(first.id);
     expect(await ofType(alice, 'update')).toEqual([]);
+    // An edit that mentions dave for the first time: a mention, once.
+    await clear(dave);
+    expect((await alice.api(`/api/v1/statuses/${id}`, { method: 'PUT', body: { status: 'fourth words @dave' } })).status).toBe(200);
+    expect((await alice.api(`/api/v1/statuses/${id}`, { method: 'PUT', body: { status: 'fifth words @dave' } })).status).toBe(200);
+    expect((await list(dave)).map((n) => [n.type, n.status.id])).toEqual([['mention', id]]);
+    expect((await ofType(bob, 'update')).length).toBe(1);
   });
 
   it('poll: to the voters and the author when it ends', async () => {
