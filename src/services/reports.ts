@@ -6,8 +6,9 @@
  * 1000 characters. The row and the `report.created` fact are written in one transaction;
  * effects/notifications.ts turns the fact into admin.report notifications for the moderators.
  *
- * Not done: forwarding the report to the remote account's server (a Flag activity); `forwarded`
- * stays false.
+ * With `forward` and a remote account, the report is `forwarded`: effects/dispatch.ts sends a Flag
+ * from the instance actor to the account's server (the reporter stays anonymous). Flags received
+ * from other servers are not handled yet.
  */
 import type { Services } from '../context.ts';
 import { RoostError, Validation } from '../lib/errors.ts';
@@ -32,7 +33,7 @@ export interface ReportInput {
 export async function createReport(services: Services, reporterId: string, input: ReportInput): Promise<ReportRow> {
   if (!input.accountId || !isId(input.accountId)) throw new RoostError(404, 'Record not found');
   const sql = services.db.sql;
-  const [target] = await sql.query<{ id: string }>(`select id::text from accounts where id = $1`, [input.accountId]);
+  const [target] = await sql.query<{ id: string; domain: string | null }>(`select id::text, domain from accounts where id = $1`, [input.accountId]);
   if (!target) throw new RoostError(404, 'Record not found');
   const statusIds = [...new Set(input.statusIds)];
   if (statusIds.length) {
@@ -53,14 +54,16 @@ export async function createReport(services: Services, reporterId: string, input
   if (input.comment.includes('\u0000')) v.add('comment', 'ERR_INVALID', 'is invalid');
   v.throwIfInvalid();
 
+  // Forwarded (effects/dispatch.ts sends a Flag) when asked and the account is another server's.
+  const forwarded = input.forward && target.domain !== null;
   const now = services.clock.now();
   const id = services.ids.next();
   return sql.transaction(async (tx) => {
     const [row] = await tx.query<Record<string, unknown>>(
       `insert into reports (id, account_id, target_account_id, status_ids, rule_ids, comment, category, forwarded, created_at, updated_at)
-       values ($1, $2, $3, $4::bigint[], $5::bigint[], $6, $7, false, $8, $8)
+       values ($1, $2, $3, $4::bigint[], $5::bigint[], $6, $7, $9, $8, $8)
        returning id::text, account_id::text, target_account_id::text, status_ids::text[], rule_ids::text[], comment, category, forwarded, action_taken_at, created_at`,
-      [id, reporterId, target.id, statusIds, ruleIds.length ? ruleIds : null, input.comment, category, now],
+      [id, reporterId, target.id, statusIds, ruleIds.length ? ruleIds : null, input.comment, category, now, forwarded],
     );
     await recordEvent(services, tx, {
       actorKind: 'report',

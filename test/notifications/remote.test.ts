@@ -81,4 +81,20 @@ describe('notifications from another server', () => {
     }, 20_000, 'the poll notification on B');
     expect(there.map((n) => [n.account.acct, n.status.id, n.status.poll.expired])).toEqual([[`alice@${a.config.domain}`, copy, true]]);
   });
+
+  it('a report about a remote account with forward: a Flag from the instance actor reaches its server', async () => {
+    const theirs = (await bob.api('/api/v1/statuses', { body: { status: `@alice@${a.config.domain} report me` } })).body;
+    const onA = await eventually(async () => (await a.services.db.sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [theirs.uri]))[0]?.id, 20_000, 'the status on A');
+    const res = await alice.api('/api/v1/reports', { body: { account_id: bobOnA.id, status_ids: [onA], comment: 'spam from B', forward: true } });
+    expect(res.body).toMatchObject({ forwarded: true, category: 'other', status_ids: [onA], target_account: { id: bobOnA.id } });
+    const flagId = `${a.config.publicUrl}/users/instance.actor#reports/${res.body.id}`;
+    const delivery = await eventually(async () => {
+      const [d] = await a.services.db.sql.query<{ activity_type: string; delivered: number; failed: number }>(
+        `select activity_type, delivered, failed from deliveries where activity_id = $1`, [flagId]);
+      return d && d.delivered + d.failed > 0 ? d : null;
+    }, 20_000, 'the Flag delivered');
+    expect(delivery).toMatchObject({ activity_type: 'Flag', delivered: 1, failed: 0 });
+    // Not forwarded: a local account, or forward not asked.
+    expect((await alice.api('/api/v1/reports', { body: { account_id: bobOnA.id, forward: false } })).body.forwarded).toBe(false);
+  });
 });
