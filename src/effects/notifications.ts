@@ -18,7 +18,7 @@
  *   follow.accepted   follow when accepted at once (`via: automatic`); an approved or cancelled
  *                     request's follow_request notification goes
  *   poll.closed       poll (local voters and the local author; local and remote polls)
- *   account.signed_up admin.sign_up (local users whose role may manage users)
+ *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
  *   report.created    admin.report (local users whose role may manage reports)
  *
  * A recipient who blocks the causing account, mutes it with its notifications, or blocks its
@@ -241,8 +241,9 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
         filtered: r.account_id !== r.author_id,
       }));
     }
-    case 'account.signed_up': {
-      const accountId = str('accountId') ?? record.actorId;
+    case 'user.signed_up': {
+      const accountId = str('accountId');
+      if (!accountId) return [];
       const staff = await staffWith(services, PERMISSIONS.manageUsers);
       return staff.filter((id) => id !== accountId).map((id) => ({
         accountId: id, fromAccountId: accountId, type: 'admin.sign_up', sourceKey: `admin.sign_up:${accountId}`, groupPrefix: 'admin.sign_up', filtered: false,

@@ -84,7 +84,12 @@ export async function registerAccount(services: Services, client: RegistrationCl
       await tx.flush();
       if (app) await sqlFromEm(tx).query(`update users set created_by_application_id = $1 where id = $2`, [app.id, user.id]);
       // Staff who may manage users hear of it (effects/notifications.ts: admin.sign_up).
-      await recordEvent(services, sqlFromEm(tx), { actorKind: 'account', actorId: user.accountId, origin: 'client', event: { type: 'account.signed_up', accountId: user.accountId } });
+      await recordEvent(services, sqlFromEm(tx), {
+        actorKind: 'user',
+        actorId: user.id,
+        origin: 'client',
+        event: { type: 'user.signed_up', accountId: user.accountId, userId: user.id },
+      });
     },
   });
   return { access_token: token, token_type: 'Bearer', scope: scopes.join(' '), created_at: Math.floor(now.getTime() / 1000) };
