@@ -4,7 +4,8 @@
  * LocalNotificationWorker), then every new row rendered once, as its recipient sees it, and handed
  * to the sinks (streaming and Web Push plug in there).
  *
- *   status.created    mention (each local account mentioned, not silently, not the author);
+ *   status.created    mention (each local account mentioned, not silently, not the author, not
+ *                     one that muted the conversation);
  *                     status (local followers with notify on; not a reblog, not a reply to another
  *                     account, not direct or limited; not to those it mentions)
  *   status.reblogged  reblog (the original's local author)
@@ -149,6 +150,8 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
            select id, account_id, visibility, reblog_of_id, in_reply_to_id, in_reply_to_account_id from statuses where id = $1 and deleted_at is null
          ), m as (
            select m.account_id from mentions m join s on s.id = m.status_id where not m.silent and m.account_id <> s.account_id
+             and not exists (select 1 from statuses cs join conversation_mutes cm on cm.conversation_id = cs.conversation_id
+                              where cs.id = s.id and cm.account_id = m.account_id)
          )
          select m.account_id::text, s.account_id::text as author_id, 'mention' as kind from m cross join s where s.reblog_of_id is null
          union all
