@@ -80,6 +80,10 @@ describe('each type, once, with the exact entity', () => {
     // GET one by id; another's id is a 404.
     expect((await bob.api(`/api/v1/notifications/${n.id}`)).body).toEqual(n);
     expect((await alice.api(`/api/v1/notifications/${n.id}`)).status).toBe(404);
+    // bob mutes the thread: a reply in it that mentions him notifies nobody.
+    expect((await bob.api(`/api/v1/statuses/${id}/mute`, { method: 'POST' })).status).toBe(200);
+    await post(alice, '@bob still there?', { in_reply_to_id: id });
+    expect((await list(bob)).map((x) => x.id)).toEqual([n.id]);
   });
 
   it('follow, then status to a follower who asked to be notified (a reply to another account notifies nobody)', async () => {
