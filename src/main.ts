@@ -29,6 +29,8 @@ import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from '
 import { createEffectDispatcher } from './effects/dispatch.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
+import { notificationsConsumer } from './effects/notifications.ts';
+import { renderNotifications } from './api/render-notifications.ts';
 import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
 import { handleTimer } from './services/timers.ts';
 import { createDomainPolicy } from './services/domain-policy.ts';
@@ -237,7 +239,12 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       await queueRunning.catch(() => undefined);
     });
 
-    const dispatch = createEffectDispatcher(services, federation, [homeFeedConsumer(services), conversationsConsumer(services)]);
+    const dispatch = createEffectDispatcher(services, federation, [
+      homeFeedConsumer(services),
+      conversationsConsumer(services),
+      // Streaming and Web Push plug in as sinks here (NotificationSink).
+      notificationsConsumer(services, [], renderNotifications),
+    ]);
     const workers = scoped(() =>
       startWorkers({
         sql: services.db.sql,

@@ -19,6 +19,7 @@ import { AccountSchema, FollowSchema, type Account, type Follow as FollowRow } f
 import type { RoostFederation } from '../federation/index.ts';
 import type { Activity } from '@fedify/vocab';
 import { localActorDocument } from '../federation/actor.ts';
+import { INSTANCE_ACTOR, instanceActorUri } from '../federation/instance-actor.ts';
 import { sendActivity, type Recipients, type SendOptions } from '../federation/delivery.ts';
 import {
   toAsAccept,
@@ -39,6 +40,7 @@ import {
   toAsUndoLike,
   toAsUpdatePoll,
   toAsVote,
+  toAsFlag,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
 import { loadVoteAs, localPollStatusId, remoteVoters } from '../federation/polls.ts';
@@ -338,6 +340,24 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           toAsUndoBlock({ uri: event.blockUri, actorUri: account.uri, targetUri: target.uri }),
           { orderingKey: relationshipKey(account, target) },
         );
+        return;
+      }
+      // A report about a remote account, to be forwarded: Flag from the instance actor to its server.
+      case 'report.created': {
+        const [report] = await services.db.sql.query<{ id: string; target_account_id: string; comment: string; forwarded: boolean; status_uris: string[] }>(
+          `select r.id::text, r.target_account_id::text, r.comment, r.forwarded,
+                  array(select s.uri from statuses s where s.id = any(r.status_ids) and s.account_id = r.target_account_id order by s.id) as status_uris
+             from reports r where r.id = $1`,
+          [event.reportId ?? record.actorId],
+        );
+        if (!report?.forwarded) return;
+        const target = await em.findOne(AccountSchema, { id: report.target_account_id });
+        if (!target || isLocal(target)) return;
+        const actorUri = instanceActorUri(services);
+        await send(INSTANCE_ACTOR, recipientOf(target),
+          toAsFlag({ id: `${actorUri}#reports/${report.id}`, actorUri, targetUri: target.uri, statusUris: report.status_uris, comment: report.comment }),
+        );
+        log.info({ reportId: report.id, target: target.uri }, 'Flag sent');
         return;
       }
       default:

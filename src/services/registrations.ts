@@ -8,6 +8,7 @@
 import type { Services } from '../context.ts';
 import { OAuthAccessTokenSchema, OAuthApplicationSchema } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
+import { recordEvent } from './actor-store.ts';
 import { RoostError, Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { createLocalAccount, validateNewAccount } from './accounts.ts';
@@ -82,6 +83,13 @@ export async function registerAccount(services: Services, client: RegistrationCl
       });
       await tx.flush();
       if (app) await sqlFromEm(tx).query(`update users set created_by_application_id = $1 where id = $2`, [app.id, user.id]);
+      // Staff who may manage users hear of it (effects/notifications.ts: admin.sign_up).
+      await recordEvent(services, sqlFromEm(tx), {
+        actorKind: 'user',
+        actorId: user.id,
+        origin: 'client',
+        event: { type: 'user.signed_up', accountId: user.accountId, userId: user.id },
+      });
     },
   });
   return { access_token: token, token_type: 'Bearer', scope: scopes.join(' '), created_at: Math.floor(now.getTime() / 1000) };

@@ -39,7 +39,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -69,6 +69,8 @@ const FOLLOWS = ['follow', 'write:follows'];
 const ACCOUNT = { id: 'account' } as const;
 const STATUS = { id: 'status' } as const;
 const READ_STATUSES = ['read', 'read:statuses'];
+const READ_NOTIFICATIONS = ['read', 'read:notifications'];
+const WRITE_NOTIFICATIONS = ['write', 'write:notifications'];
 const WRITE_MEDIA = ['write', 'write:media'];
 const ATTACHMENT = { id: 'attachment' } as const;
 const WRITE_STATUSES = ['write', 'write:statuses'];
@@ -376,6 +378,19 @@ export const ROUTES: RouteSpec[] = [
   { method: 'DELETE', path: '/api/v1/filters/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter_keyword' } },
   { method: 'DELETE', path: '/api/v2/filters/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter' } },
   { method: 'POST', path: '/api/v1/markers', auth: 'user', scopes: WRITE_STATUSES, params: { home: 'hash', notifications: 'hash' } },
+
+  // Notifications (v1, v2 grouped) and reports; the dismissals and clear last: they remove the fixture's notifications
+  { method: 'GET', path: '/api/v1/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id' } },
+  { method: 'GET', path: '/api/v1/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id' } },
+  { method: 'GET', path: '/api/v1/notifications/:id', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { id: 'notification' } },
+  { method: 'GET', path: '/api/v2/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings', expand_accounts: 'string' } },
+  { method: 'GET', path: '/api/v2/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings' } },
+  { method: 'GET', path: '/api/v2/notifications/:group_key', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { group_key: 'notification_group' } },
+  { method: 'GET', path: '/api/v2/notifications/:group_key/accounts', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { group_key: 'notification_group' } },
+  { method: 'POST', path: '/api/v1/reports', auth: 'user', scopes: ['write', 'write:reports'], params: { account_id: 'id', status_ids: 'ids', comment: 'text', forward: 'bool', category: 'string', rule_ids: 'strings' } },
+  { method: 'POST', path: '/api/v2/notifications/:group_key/dismiss', auth: 'user', scopes: WRITE_NOTIFICATIONS, pathParams: { group_key: 'notification_group' }, unknownIdOk: true },
+  { method: 'POST', path: '/api/v1/notifications/:id/dismiss', auth: 'user', scopes: WRITE_NOTIFICATIONS, pathParams: { id: 'notification' } },
+  { method: 'POST', path: '/api/v1/notifications/clear', auth: 'user', scopes: WRITE_NOTIFICATIONS },
 
   // Custom emojis, featured and followed tags (a tag name: any string; an invalid one is a 404)
   { method: 'GET', path: '/api/v1/custom_emojis', auth: 'public' },

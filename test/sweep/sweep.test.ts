@@ -60,6 +60,8 @@ interface Fixture {
   pollId: string;
   /** Alice's direct-message conversation with bob. */
   conversationId: string;
+  notificationId: string;
+  notificationGroupKey: string;
   /** A scheduled status of alice's, a day ahead. */
   scheduledStatusId: string;
   /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
@@ -200,6 +202,8 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
     if (kind === 'conversation') return fx.conversationId;
+    if (kind === 'notification') return fx.notificationId;
+    if (kind === 'notification_group') return encodeURIComponent(fx.notificationGroupKey);
     if (kind === 'list') return fx.listId;
     if (kind === 'featured_tag') return fx.featuredTagId;
     if (kind === 'filter') return fx.filterId;
@@ -556,7 +560,11 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   emojiForm.append('image', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 4, background: '#00ff00' } }).png().toBuffer())], { type: 'image/png' }), 'e.png');
   const emoji = await admin.api('/api/v1/admin/custom_emojis', { method: 'POST', body: emojiForm });
   expect(emoji.status).toBe(200);
-  const fx: Fixture = { alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const notifications = (await alice.api('/api/v1/notifications')).body as { id: string; type: string; group_key: string }[];
+  const followRequest = notifications.find((n) => n.type === 'follow_request')!;
+  const mention = notifications.find((n) => n.type === 'mention')!;
+  expect(followRequest && mention).toBeTruthy();
+  const fx: Fixture = { notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

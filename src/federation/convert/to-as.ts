@@ -3,6 +3,7 @@ import {
   Accept,
   Announce,
   Block,
+  Flag,
   Collection,
   Question,
   Create,
@@ -175,6 +176,19 @@ export function toAsBlock(b: { uri: string; actorUri: string; targetUri: string 
 
 export function toAsUndoBlock(b: { uri: string; actorUri: string; targetUri: string }): Undo {
   return new Undo({ id: new URL(`${b.uri}/undo`), actor: new URL(b.actorUri), object: toAsBlock(b) });
+}
+
+/**
+ * Flag: a report forwarded to the reported account's server (Mastodon's ReportSerializer), from
+ * the instance actor (the reporter stays anonymous): the account and the statuses cited, the comment.
+ */
+export function toAsFlag(f: { id: string; actorUri: string; targetUri: string; statusUris: string[]; comment: string }): Flag {
+  return new Flag({
+    id: new URL(f.id),
+    actor: new URL(f.actorUri),
+    objects: [new URL(f.targetUri), ...f.statusUris.map((u) => new URL(u))],
+    content: f.comment,
+  });
 }
 
 /** Update(Person): the actor document to every follower's server. */

@@ -1,0 +1,320 @@
+/**
+ * Notifications, the "surface" side of the outbox: after an event committed, the rows of
+ * `notifications` for the local accounts it concerns (Mastodon's NotifyService and
+ * LocalNotificationWorker), then every new row rendered once, as its recipient sees it, and handed
+ * to the sinks (streaming and Web Push plug in there).
+ *
+ *   status.created    mention (each local account mentioned, not silently, not the author, not
+ *                     one that muted the conversation);
+ *                     status (local followers with notify on; not a reblog, not a reply to another
+ *                     account, not direct or limited; not to those it mentions)
+ *   status.reblogged  reblog (the original's local author)
+ *   status.favourited favourite (the status's local author)
+ *   status.updated    update (local accounts that reblogged it), replacing the recipient's earlier
+ *                     update notification for that status; mention to accounts the edit mentions
+ *                     for the first time
+ *   status.unreblogged / status.unfavourited  the reblog / favourite notification goes (Mastodon
+ *                     destroys it with its activity)
+ *   follow.requested  follow_request (a local, locked target)
+ *   follow.accepted   follow when accepted at once (`via: automatic`); an approved or cancelled
+ *                     request's follow_request notification goes
+ *   poll.closed       poll (local voters and the local author; local and remote polls)
+ *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
+ *   report.created    admin.report (local users whose role may manage reports)
+ *
+ * A recipient who blocks the causing account, mutes it with its notifications, or blocks its
+ * domain gets nothing (not for the admin types, as Mastodon). Only local, unsuspended recipients.
+ *
+ * Idempotent: each row carries a `source_key` (the favourite, the reblog, the follow, the status,
+ * the edit's outbox event …) unique per recipient, so a job that runs twice inserts nothing twice,
+ * and only the rows actually inserted reach the sinks. A fixed number of statements per event.
+ */
+import type { Services } from '../context.ts';
+import type { OutboxRecord } from './outbox.ts';
+import { PERMISSIONS } from '../db/entities/index.ts';
+import type { MastodonNotification } from '../serializers/notification.ts';
+
+/** Where new notifications go once rendered (streaming, Web Push): each with its recipient. */
+export type NotificationSink = (items: { accountId: string; notification: MastodonNotification }[]) => Promise<void>;
+
+/** Renders notifications by id as their recipient sees them (api/render-notifications.ts renderNotifications). */
+export type NotificationRenderer = (services: Services, recipientAccountId: string, ids: readonly string[]) => Promise<MastodonNotification[]>;
+
+/** A notification to write: who gets it, who caused it, what it is about, and what makes it unique. */
+export interface NotificationCandidate {
+  accountId: string;
+  fromAccountId: string;
+  type: string;
+  statusId?: string | null;
+  reportId?: string | null;
+  pollId?: string | null;
+  /** Unique per recipient: what caused it (`favourite:<favourite id>` …). */
+  sourceKey: string;
+  /** For grouped types, the group key's prefix (`favourite-<status id>`, `follow`); null: ungrouped. */
+  groupPrefix?: string | null;
+  /** Subject to the recipient's blocks, mutes and domain blocks (not the admin types). */
+  filtered?: boolean;
+}
+
+/** A group spans at most this many hour buckets from its first (Mastodon's MAXIMUM_GROUP_SPAN_HOURS). */
+export const MAXIMUM_GROUP_SPAN_HOURS = 12;
+
+/**
+ * Where the filter engine will drop new notifications whose status a `hide` filter in context
+ * `notifications` matches (before they are handed to the sinks). The rows stay (as Mastodon keeps
+ * them); reads apply the same engine. Today: nothing is dropped.
+ */
+export async function dropFilteredNotifications(
+  _services: Services,
+  items: { accountId: string; notification: MastodonNotification }[],
+): Promise<{ accountId: string; notification: MastodonNotification }[]> {
+  return items;
+}
+
+/**
+ * Inserts the candidates in one statement, leaving out recipients that are not local or are
+ * suspended, those the filters above drop, and rows already there (same recipient and source).
+ * Returns the rows inserted.
+ */
+export async function insertNotifications(services: Services, candidates: readonly NotificationCandidate[]): Promise<{ id: string; accountId: string }[]> {
+  if (candidates.length === 0) return [];
+  const now = services.clock.now();
+  const bucket = Math.floor(now.getTime() / 3_600_000);
+  const col = <T>(f: (c: NotificationCandidate) => T) => candidates.map(f);
+  const rows = await services.db.sql.query<{ id: string; account_id: string }>(
+    `with input as (
+       select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::boolean[])
+         as t(id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_prefix, filtered)
+     ), kept as (
+       select i.* from input i join accounts r on r.id = i.account_id
+        where r.domain is null and r.suspended_at is null
+          and (not i.filtered or not (
+            exists (select 1 from blocks b where b.account_id = i.account_id and b.target_account_id = i.from_account_id)
+            or exists (select 1 from mutes mu where mu.account_id = i.account_id and mu.target_account_id = i.from_account_id
+                         and mu.hide_notifications and (mu.expires_at is null or mu.expires_at > $11))
+            or exists (select 1 from accounts fa join account_domain_blocks db on db.domain = lower(fa.domain)
+                        where fa.id = i.from_account_id and db.account_id = i.account_id)))
+     )
+     insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_key, group_prefix, created_at)
+     select k.id, k.account_id, k.from_account_id, k.type, k.status_id, k.report_id, k.poll_id, k.source_key,
+            case when k.group_prefix is null then 'ungrouped-' || k.id::text
+                 else k.group_prefix || '-' || coalesce((
+                   select p.b from (
+                     select (regexp_match(n.group_key, '-(\\d+)$'))[1]::bigint as b from notifications n
+                      where n.account_id = k.account_id and n.group_prefix = k.group_prefix order by n.id desc limit 1) p
+                    where p.b > $12::bigint - ${MAXIMUM_GROUP_SPAN_HOURS}), $12::bigint)::text end,
+            k.group_prefix, $11
+       from kept k
+     on conflict (account_id, source_key) do nothing
+     returning id::text, account_id::text`,
+    [
+      col(() => services.ids.next()),
+      col((c) => c.accountId),
+      col((c) => c.fromAccountId),
+      col((c) => c.type),
+      col((c) => c.statusId ?? null),
+      col((c) => c.reportId ?? null),
+      col((c) => c.pollId ?? null),
+      col((c) => c.sourceKey),
+      col((c) => c.groupPrefix ?? null),
+      col((c) => c.filtered !== false),
+      now,
+      bucket,
+    ],
+  );
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
+}
+
+/** Local accounts whose role has `permission` (or is administrator), as candidate recipients. */
+async function staffWith(services: Services, permission: bigint): Promise<string[]> {
+  const rows = await services.db.sql.query<{ account_id: string }>(
+    `select u.account_id::text from users u join user_roles r on r.id = u.role_id join accounts a on a.id = u.account_id
+      where a.domain is null and a.suspended_at is null
+        and (r.permissions & $1::bigint <> 0 or r.permissions & $2::bigint <> 0)`,
+    [PERMISSIONS.administrator.toString(), permission.toString()],
+  );
+  return rows.map((r) => r.account_id);
+}
+
+/** The candidates an event makes (empty for events that notify nobody). */
+async function candidatesOf(services: Services, record: OutboxRecord): Promise<NotificationCandidate[]> {
+  const sql = services.db.sql;
+  const event = record.event as Record<string, unknown> & { type: string };
+  const str = (k: string) => (typeof event[k] === 'string' ? (event[k] as string) : null);
+  switch (event.type) {
+    case 'status.created': {
+      const statusId = str('statusId');
+      if (!statusId) return [];
+      const rows = await sql.query<{ account_id: string; author_id: string; kind: string }>(
+        `with s as (
+           select id, account_id, visibility, reblog_of_id, in_reply_to_id, in_reply_to_account_id from statuses where id = $1 and deleted_at is null
+         ), m as (
+           select m.account_id from mentions m join s on s.id = m.status_id where not m.silent and m.account_id <> s.account_id
+             and not exists (select 1 from statuses cs join conversation_mutes cm on cm.conversation_id = cs.conversation_id
+                              where cs.id = s.id and cm.account_id = m.account_id)
+         )
+         select m.account_id::text, s.account_id::text as author_id, 'mention' as kind from m cross join s where s.reblog_of_id is null
+         union all
+         select f.account_id::text, s.account_id::text, 'status' from s
+           join follows f on f.target_account_id = s.account_id and f.state = 'accepted' and f.notify
+          where s.reblog_of_id is null and s.visibility in ('public', 'unlisted', 'private')
+            and (s.in_reply_to_id is null or s.in_reply_to_account_id = s.account_id)
+            and f.account_id not in (select account_id from m)`,
+        [statusId],
+      );
+      return rows.map((r) => ({ accountId: r.account_id, fromAccountId: r.author_id, type: r.kind, statusId, sourceKey: `${r.kind}:${statusId}` }));
+    }
+    case 'status.reblogged': {
+      const [r] = await sql.query<{ author_id: string; account_id: string; original_id: string }>(
+        `select o.account_id::text as author_id, s.account_id::text, o.id::text as original_id from statuses s join statuses o on o.id = s.reblog_of_id
+          where s.id = $1 and s.deleted_at is null and o.deleted_at is null and o.account_id <> s.account_id`,
+        [str('statusId')],
+      );
+      if (!r) return [];
+      return [{
+        accountId: r.author_id, fromAccountId: r.account_id, type: 'reblog', statusId: r.original_id,
+        sourceKey: `reblog:${str('statusId')}`, groupPrefix: `reblog-${r.original_id}`,
+      }];
+    }
+    case 'status.favourited': {
+      const [r] = await sql.query<{ author_id: string; account_id: string; status_id: string }>(
+        `select s.account_id::text as author_id, f.account_id::text, s.id::text as status_id from favourites f join statuses s on s.id = f.status_id
+          where f.id = $1 and s.deleted_at is null and s.account_id <> f.account_id`,
+        [str('favouriteId')],
+      );
+      if (!r) return [];
+      return [{
+        accountId: r.author_id, fromAccountId: r.account_id, type: 'favourite', statusId: r.status_id,
+        sourceKey: `favourite:${str('favouriteId')}`, groupPrefix: `favourite-${r.status_id}`,
+      }];
+    }
+    case 'status.updated': {
+      const statusId = str('statusId');
+      if (!statusId) return [];
+      const rows = await sql.query<{ account_id: string; author_id: string }>(
+        `select distinct r.account_id::text, s.account_id::text as author_id from statuses s
+           join statuses r on r.reblog_of_id = s.id and r.deleted_at is null
+          where s.id = $1 and s.deleted_at is null and r.account_id <> s.account_id`,
+        [statusId],
+      );
+      const updates: NotificationCandidate[] = rows.map((r) => ({ accountId: r.account_id, fromAccountId: r.author_id, type: 'update', statusId, sourceKey: `update:${record.id}` }));
+      // Accounts the edit mentions for the first time hear of it as a mention (once per status).
+      const added = Array.isArray(event.addedMentionAccountIds) ? (event.addedMentionAccountIds as unknown[]).map(String) : [];
+      const author = str('accountId');
+      if (added.length && author) {
+        const [live] = await sql.query(`select 1 from statuses where id = $1 and deleted_at is null and reblog_of_id is null`, [statusId]);
+        if (live) {
+          for (const id of added) {
+            if (id !== author) updates.push({ accountId: id, fromAccountId: author, type: 'mention', statusId, sourceKey: `mention:${statusId}` });
+          }
+        }
+      }
+      return updates;
+    }
+    case 'follow.requested': {
+      const [f] = await sql.query<{ account_id: string; target_account_id: string }>(
+        `select account_id::text, target_account_id::text from follows where id = $1 and state = 'requested'`,
+        [record.actorId],
+      );
+      if (!f) return [];
+      return [{ accountId: f.target_account_id, fromAccountId: f.account_id, type: 'follow_request', sourceKey: `follow_request:${record.actorId}` }];
+    }
+    case 'follow.accepted': {
+      if (event.via !== 'automatic') return [];
+      const [f] = await sql.query<{ account_id: string; target_account_id: string }>(
+        `select account_id::text, target_account_id::text from follows where id = $1 and state = 'accepted'`,
+        [record.actorId],
+      );
+      if (!f) return [];
+      return [{ accountId: f.target_account_id, fromAccountId: f.account_id, type: 'follow', sourceKey: `follow:${record.actorId}`, groupPrefix: 'follow' }];
+    }
+    case 'poll.closed': {
+      const pollId = str('pollId') ?? record.actorId;
+      const rows = await sql.query<{ account_id: string; author_id: string; status_id: string }>(
+        `select distinct r.account_id::text, p.account_id::text as author_id, p.status_id::text from polls p
+           join lateral (select v.account_id from poll_votes v where v.poll_id = p.id and v.account_id is not null
+                         union select p.account_id) r on true
+           join statuses s on s.id = p.status_id and s.deleted_at is null
+          where p.id = $1`,
+        [pollId],
+      );
+      return rows.map((r) => ({
+        accountId: r.account_id, fromAccountId: r.author_id, type: 'poll', statusId: r.status_id, pollId, sourceKey: `poll:${pollId}`,
+        // The author's own poll is not subject to its own blocks and mutes.
+        filtered: r.account_id !== r.author_id,
+      }));
+    }
+    case 'user.signed_up': {
+      const accountId = str('accountId');
+      if (!accountId) return [];
+      const staff = await staffWith(services, PERMISSIONS.manageUsers);
+      return staff.filter((id) => id !== accountId).map((id) => ({
+        accountId: id, fromAccountId: accountId, type: 'admin.sign_up', sourceKey: `admin.sign_up:${accountId}`, groupPrefix: 'admin.sign_up', filtered: false,
+      }));
+    }
+    case 'report.created': {
+      const reportId = str('reportId') ?? record.actorId;
+      const [report] = await sql.query<{ account_id: string }>(`select account_id::text from reports where id = $1`, [reportId]);
+      if (!report) return [];
+      const staff = await staffWith(services, PERMISSIONS.manageReports);
+      return staff.map((id) => ({
+        accountId: id, fromAccountId: report.account_id, type: 'admin.report', reportId, sourceKey: `admin.report:${reportId}`, filtered: false,
+      }));
+    }
+    default:
+      return [];
+  }
+}
+
+/** Notifications an event takes back (its activity is gone), by source key. */
+function withdrawnOf(record: OutboxRecord): string[] {
+  const event = record.event as Record<string, unknown> & { type: string };
+  switch (event.type) {
+    case 'status.unreblogged':
+      return [`reblog:${String(event.statusId)}`];
+    case 'status.unfavourited':
+      return [`favourite:${String(event.favouriteId)}`];
+    case 'follow.accepted':
+      return event.via === 'automatic' ? [] : [`follow_request:${record.actorId}`];
+    case 'follow.rejected':
+    case 'follow.cancelled':
+      return [`follow_request:${record.actorId}`];
+    case 'follow.undone':
+      return [`follow:${record.actorId}`, `follow_request:${record.actorId}`];
+    default:
+      return [];
+  }
+}
+
+export function notificationsConsumer(services: Services, sinks: NotificationSink[] = [], render?: NotificationRenderer) {
+  if (sinks.length > 0 && !render) throw new Error('notificationsConsumer: sinks need a renderer');
+  const log = services.log.child({ module: 'notifications' });
+  return async function notify(record: OutboxRecord): Promise<void> {
+    const withdrawn = withdrawnOf(record);
+    if (withdrawn.length) {
+      await services.db.sql.query(`delete from notifications where source_key = any($1::text[])`, [withdrawn]);
+    }
+    const candidates = await candidatesOf(services, record);
+    if (candidates.length === 0) return;
+    const inserted = await insertNotifications(services, candidates);
+    if (record.event.type === 'status.updated') {
+      // The latest update notification replaces the earlier ones for that status (retries included).
+      await services.db.sql.query(
+        `delete from notifications where type = 'update' and status_id = $1 and account_id = any($2::bigint[]) and source_key <> $3`,
+        [record.event.statusId, candidates.filter((c) => c.type === 'update').map((c) => c.accountId), `update:${record.id}`],
+      );
+    }
+    if (inserted.length === 0) return;
+    log.debug({ event: record.event.type, count: inserted.length }, 'notifications written');
+    if (sinks.length === 0 || !render) return;
+    const byRecipient = new Map<string, string[]>();
+    for (const r of inserted) byRecipient.set(r.accountId, [...(byRecipient.get(r.accountId) ?? []), r.id]);
+    const items: { accountId: string; notification: MastodonNotification }[] = [];
+    for (const [accountId, ids] of byRecipient) {
+      for (const notification of await render(services, accountId, ids)) items.push({ accountId, notification });
+    }
+    const kept = await dropFilteredNotifications(services, items);
+    if (kept.length === 0) return;
+    for (const sink of sinks) await sink(kept);
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Filing a report (POST /api/v1/reports, Mastodon's ReportService): the reported account (404 when
+ * unknown), the statuses cited (each the reported account's, else 404), the category (spam, legal,
+ * violation, other; `other` by default, `violation` whenever rules are cited), the rules (ids of the
+ * configured instance rules, 1-based as GET /api/v1/instance/rules shows them), a comment of at most
+ * 1000 characters. The row and the `report.created` fact are written in one transaction;
+ * effects/notifications.ts turns the fact into admin.report notifications for the moderators.
+ *
+ * With `forward` and a remote account, the report is `forwarded`: effects/dispatch.ts sends a Flag
+ * from the instance actor to the account's server (the reporter stays anonymous). Flags received
+ * from other servers are not handled yet.
+ */
+import type { Services } from '../context.ts';
+import { RoostError, Validation } from '../lib/errors.ts';
+import { REPORT_CATEGORIES, type ReportRow } from '../serializers/report.ts';
+import { recordEvent } from './actor-store.ts';
+import { isId } from './reads/page.ts';
+import { reportFromRow } from './reads/notifications.ts';
+
+export const MAX_REPORT_COMMENT = 1000;
+/** At most this many statuses cited in one report. */
+export const MAX_REPORT_STATUSES = 100;
+
+export interface ReportInput {
+  accountId: string | undefined;
+  statusIds: string[];
+  ruleIds: string[];
+  comment: string;
+  category: string | undefined;
+  forward: boolean;
+}
+
+export async function createReport(services: Services, reporterId: string, input: ReportInput): Promise<ReportRow> {
+  if (!input.accountId || !isId(input.accountId)) throw new RoostError(404, 'Record not found');
+  const sql = services.db.sql;
+  const [target] = await sql.query<{ id: string; domain: string | null }>(`select id::text, domain from accounts where id = $1`, [input.accountId]);
+  if (!target) throw new RoostError(404, 'Record not found');
+  const statusIds = [...new Set(input.statusIds)];
+  if (statusIds.length) {
+    if (statusIds.length > MAX_REPORT_STATUSES || !statusIds.every(isId)) throw new RoostError(404, 'Record not found');
+    const found = await sql.query<{ id: string }>(`select id::text from statuses where id = any($1::bigint[]) and account_id = $2`, [statusIds, target.id]);
+    if (found.length !== statusIds.length) throw new RoostError(404, 'Record not found');
+  }
+
+  const v = new Validation();
+  const ruleIds = [...new Set(input.ruleIds)];
+  const category = ruleIds.length ? 'violation' : (input.category ?? 'other');
+  if (!(REPORT_CATEGORIES as readonly string[]).includes(category)) v.add('category', 'ERR_INCLUSION', 'is not included in the list');
+  const rules = services.config.instance.rules.length;
+  if (category === 'violation' && (ruleIds.length === 0 || !ruleIds.every((id) => /^\d{1,9}$/.test(id) && Number(id) >= 1 && Number(id) <= rules))) {
+    v.add('rule_ids', 'ERR_INVALID', 'does not reference valid rules');
+  }
+  if ([...input.comment].length > MAX_REPORT_COMMENT) v.add('comment', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_REPORT_COMMENT} characters)`);
+  if (input.comment.includes('\u0000')) v.add('comment', 'ERR_INVALID', 'is invalid');
+  v.throwIfInvalid();
+
+  // Forwarded (effects/dispatch.ts sends a Flag) when asked and the account is another server's.
+  const forwarded = input.forward && target.domain !== null;
+  const now = services.clock.now();
+  const id = services.ids.next();
+  return sql.transaction(async (tx) => {
+    const [row] = await tx.query<Record<string, unknown>>(
+      `insert into reports (id, account_id, target_account_id, status_ids, rule_ids, comment, category, forwarded, created_at, updated_at)
+       values ($1, $2, $3, $4::bigint[], $5::bigint[], $6, $7, $9, $8, $8)
+       returning id::text, account_id::text, target_account_id::text, status_ids::text[], rule_ids::text[], comment, category, forwarded, action_taken_at, created_at`,
+      [id, reporterId, target.id, statusIds, ruleIds.length ? ruleIds : null, input.comment, category, now, forwarded],
+    );
+    await recordEvent(services, tx, {
+      actorKind: 'report',
+      actorId: id,
+      origin: 'client',
+      event: { type: 'report.created', reportId: id, accountId: reporterId, targetAccountId: target.id },
+    });
+    return reportFromRow(row!);
+  });
+}
