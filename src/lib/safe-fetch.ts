@@ -87,6 +87,9 @@ export interface SafeFetchOptions {
   /** Name resolution (default node:dns lookup); its answers are checked at connect time. */
   lookup?: LookupFunction;
   signal?: AbortSignal;
+  /** GET by default; a POST (Web Push) sends `body` and follows no redirect (give maxRedirects 0). */
+  method?: 'GET' | 'POST';
+  body?: Buffer;
 }
 
 export interface SafeResponse {
@@ -127,7 +130,7 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: SafeFetchO
     const req = client.request(
       url,
       {
-        method: 'GET',
+        method: opts.method ?? 'GET',
         signal,
         lookup: guardedLookup(opts.allowPrivateAddresses, opts.lookup ?? (dnsLookup as unknown as LookupFunction)),
         headers,
@@ -174,7 +177,7 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: SafeFetchO
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     });
-    req.end();
+    req.end(opts.body);
   });
 }
 
