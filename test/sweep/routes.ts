@@ -325,6 +325,12 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/markers', auth: 'user', scopes: READ_STATUSES, params: { timeline: 'strings' } },
   { method: 'POST', path: '/api/v1/markers', auth: 'user', scopes: WRITE_STATUSES, params: { home: 'hash', notifications: 'hash' } },
 
+  // Web Push: one subscription per token (GET and PUT answer 404 without one)
+  { method: 'POST', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'], params: { subscription: 'hash', data: 'hash' } },
+  { method: 'GET', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'] },
+  { method: 'PUT', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'], params: { data: 'hash', policy: 'string' } },
+  { method: 'DELETE', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'] },
+
   // Custom emojis, featured and followed tags (a tag name: any string; an invalid one is a 404)
   { method: 'GET', path: '/api/v1/custom_emojis', auth: 'public' },
   { method: 'GET', path: '/api/v1/tags/:name', auth: 'public+scope', scopes: ['read', 'read:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
