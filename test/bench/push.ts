@@ -1,0 +1,203 @@
+/**
+ * `npm run bench -- push`: Web Push notifications per second end to end, next to web-push's own
+ * payload generation rate, in the same run.
+ *
+ *   baseline    webpush.generateRequestDetails(subscription, payload, { vapidDetails }) in a loop:
+ *               the ECDH + HKDF + AES-GCM encryption and a freshly signed VAPID JWT per message,
+ *               nothing sent (what web-push does before its https request);
+ *   end to end  a running Roost (startRoost, on PostgreSQL): pushNotificationSink (subscriptions,
+ *               alerts and policy checked, one job per (notification, subscription) queued) →
+ *               the push job pool (queue `push`) → payload built, encrypted (aes128gcm), VAPID
+ *               header from the per-origin cache → POST through safe-fetch to a plain-HTTP push
+ *               service on loopback in this process, which answers 201; timed from the first sink
+ *               call until the push service has received every message. A sample of the messages
+ *               is decrypted with http_ece and its JWT verified, so the figure counts real pushes.
+ *   cache       the same end-to-end run with the VAPID cache off (a JWT signed per push), and
+ *               the cost of one signature next to one cache hit.
+ *
+ * Goal: end to end ≥ 0.5× the baseline rate.
+ *
+ * Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a
+ * scratch database is created beside it and dropped at the end), BENCH_PUSH_NOTIFICATIONS
+ * (default 3000), BENCH_PUSH_SUBSCRIBERS (default 50).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createECDH, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import webpush from 'web-push';
+// @ts-expect-error http_ece ships no types
+import ece from 'http_ece';
+import { loadConfig } from '../../config/index.ts';
+import { startRoost } from '../../src/main.ts';
+import { createLocalAccount } from '../../src/services/accounts.ts';
+import { issueAccessToken } from '../../src/services/tokens.ts';
+import { createPushSubscription } from '../../src/push/subscriptions.ts';
+import { pushNotificationSink, vapidCacheOf, type PushableNotification } from '../../src/push/index.ts';
+import { vapidHeaders } from '../../src/push/delivery.ts';
+import { verifyJwt } from '../push/push-service.ts';
+import { fmtInt, fmtRatio, table } from './lib/report.ts';
+
+interface Subscriber {
+  accountId: string;
+  ecdh: ReturnType<typeof createECDH>;
+  auth: Buffer;
+}
+
+export async function main(): Promise<number> {
+  const total = Number(process.env.BENCH_PUSH_NOTIFICATIONS ?? 3000);
+  const subscribers = Number(process.env.BENCH_PUSH_SUBSCRIBERS ?? 50);
+  const base = process.env.ROOST_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `roost_bench_push_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-push-'));
+
+  // The push service: counts, keeps a sample to check.
+  let received = 0;
+  let waiter: (() => void) | null = null;
+  let target = Infinity;
+  const samples: { path: string; auth: string; body: Buffer }[] = [];
+  const service = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      if (samples.length < 20 || Math.random() < 0.002) samples.push({ path: req.url!, auth: String(req.headers.authorization), body: Buffer.concat(chunks) });
+      res.writeHead(201).end();
+      if (++received >= target) waiter?.();
+    });
+  });
+  await new Promise<void>((r) => service.listen(0, '127.0.0.1', r));
+  const serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+
+  const config = loadConfig({
+    env: {},
+    overrides: { host: '127.0.0.1', port: 0, dataDir, logLevel: 'silent', databaseUrl: url.toString(), federation: { allowPrivateAddresses: true } },
+  });
+  const roost = await startRoost(config, { domainFromPort: true, controlSocket: false });
+  const { services } = roost;
+  try {
+    // Subscribers, each with a token and a subscription (mentions on, policy all, standard).
+    const subs: Subscriber[] = [];
+    const sender = await createLocalAccount(services, { username: 'sender', email: 'sender@bench.test', confirmed: true });
+    for (let i = 0; i < subscribers; i++) {
+      const u = await createLocalAccount(services, { username: `sub${i}`, email: `sub${i}@bench.test`, confirmed: true });
+      const { token, row } = await issueAccessToken(services, { applicationId: null, userId: u.user.id, scopes: ['push'] });
+      const ecdh = createECDH('prime256v1');
+      ecdh.generateKeys();
+      const auth = randomBytes(16);
+      await createPushSubscription(services, { tokenId: row.id, userId: u.user.id }, {
+        accessToken: token, endpoint: `${serviceUrl}/s/${i}`, p256dh: ecdh.getPublicKey('base64url'), auth: auth.toString('base64url'),
+        standard: true, data: { alerts: { mention: true } },
+      });
+      subs.push({ accountId: u.account.id, ecdh, auth });
+    }
+    const notification = (id: number): PushableNotification => ({
+      id: String(id),
+      type: 'mention',
+      account: { id: sender.account.id, acct: 'sender', display_name: 'Sender', avatar_static: `${roost.url}/avatars/original/missing.png` },
+      status: { id: String(id), content: `<p>@sub hello number ${id}, a status of ordinary length with a <a href="https://example.com/">link</a></p>`, spoiler_text: '' },
+    });
+    const samplePayload = JSON.stringify({
+      access_token: randomBytes(32).toString('base64url'), preferred_locale: 'en', notification_id: '123456789012345678', notification_type: 'mention',
+      icon: `${roost.url}/avatars/original/missing.png`, title: 'You were mentioned by Sender', body: '@sub hello number 1, a status of ordinary length with a link',
+    });
+
+    // Baseline: web-push's request generation (encryption + a signed JWT), one thread.
+    const vapidDetails = { subject: 'mailto:admin@bench.test', publicKey: services.secrets.vapidPublicKey, privateKey: services.secrets.vapidPrivateKey };
+    const raw = (n: number) => {
+      const t = performance.now();
+      for (let i = 0; i < n; i++) {
+        const s = subs[i % subs.length]!;
+        webpush.generateRequestDetails(
+          { endpoint: `${serviceUrl}/s/${i % subs.length}`, keys: { p256dh: s.ecdh.getPublicKey('base64url'), auth: s.auth.toString('base64url') } },
+          samplePayload, { vapidDetails, TTL: 172800 },
+        );
+      }
+      return n / ((performance.now() - t) / 1000);
+    };
+    raw(200);
+    const baseline = raw(total);
+
+    // End to end, through the sink, in batches of 100 notifications (as an event's fan-out would).
+    const sink = pushNotificationSink(services);
+    let nextId = 1;
+    const endToEnd = async (n: number) => {
+      received = 0;
+      samples.length = 0;
+      target = n;
+      const done = new Promise<void>((r) => (waiter = r));
+      const t = performance.now();
+      for (let i = 0; i < n; i += 100) {
+        const batch = [];
+        for (let j = i; j < Math.min(n, i + 100); j++) batch.push({ accountId: subs[j % subs.length]!.accountId, notification: notification(nextId++) });
+        await sink(batch);
+      }
+      await done;
+      return n / ((performance.now() - t) / 1000);
+    };
+    await endToEnd(200); // warm-up
+    const cache = vapidCacheOf(services);
+    const signs0 = cache.signs;
+    const e2e = await endToEnd(total);
+    const e2eSigns = cache.signs - signs0;
+    // Check a sample: the JWT verifies and the body decrypts to Mastodon's payload.
+    let checked = 0;
+    for (const s of samples) {
+      const m = /^vapid t=([^,]+), k=/.exec(s.auth)!;
+      verifyJwt(m[1]!, services.secrets.vapidPublicKey);
+      const sub = subs[Number(s.path.split('/').pop())]!;
+      const payload = JSON.parse(ece.decrypt(s.body, { version: 'aes128gcm', privateKey: sub.ecdh, authSecret: sub.auth.toString('base64url') }).toString());
+      if (payload.notification_type !== 'mention' || !payload.access_token) throw new Error('bad payload');
+      checked++;
+    }
+
+    cache.enabled = false;
+    cache.entries.clear();
+    const signs1 = cache.signs;
+    const e2eNoCache = await endToEnd(total);
+    const noCacheSigns = cache.signs - signs1;
+    cache.enabled = true;
+
+    // One signature next to one cache hit.
+    const endpoint = new URL(`${serviceUrl}/s/0`);
+    const time = (n: number, fn: () => void) => {
+      const t = performance.now();
+      for (let i = 0; i < n; i++) fn();
+      return ((performance.now() - t) * 1000) / n;
+    };
+    cache.enabled = false;
+    const signUs = time(2000, () => vapidHeaders(services, endpoint, 'aes128gcm'));
+    cache.enabled = true;
+    vapidHeaders(services, endpoint, 'aes128gcm');
+    const hitUs = time(200_000, () => vapidHeaders(services, endpoint, 'aes128gcm'));
+
+    console.log(`${fmtInt(total)} mention notifications to ${subscribers} subscribers, PostgreSQL (${name}), push service on loopback in this process\n`);
+    console.log(
+      table(
+        ['what', 'per second', 'JWTs signed'],
+        [
+          ['web-push generateRequestDetails in a loop (baseline)', fmtInt(baseline), fmtInt(total)],
+          ['end to end: sink -> job -> encrypted POST (VAPID cached)', fmtInt(e2e), fmtInt(e2eSigns)],
+          ['end to end, VAPID cache off', fmtInt(e2eNoCache), fmtInt(noCacheSigns)],
+        ],
+      ),
+    );
+    const ratio = e2e / baseline;
+    console.log(`\nend to end / baseline: ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'}); cache off: ${fmtRatio(e2eNoCache / baseline)}`);
+    console.log(`VAPID: one signature ${signUs.toFixed(0)} us, one cache hit ${hitUs.toFixed(2)} us; ${checked} sampled pushes decrypted and their JWTs verified`);
+    return 0;
+  } finally {
+    await roost.close();
+    await new Promise<void>((r) => service.close(() => r()));
+    rmSync(dataDir, { recursive: true, force: true });
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
