@@ -42,7 +42,7 @@ import { trustedProxies } from './lib/client-address.ts';
 import { boundDeliveries, originKey } from './federation/delivery-bounds.ts';
 import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
 import { deleteRemoteAccount } from './services/accounts.ts';
-import { PUSH_JOB, PUSH_QUEUE, pushJobHandler } from './push/index.ts';
+import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler } from './push/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -55,7 +55,7 @@ export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json'
 export const SAFETY_NET_POLL_MS = 30_000;
 
 /** Push deliveries in flight per process (src/push/delivery.ts). */
-export const PUSH_CONCURRENCY = 16;
+export const PUSH_CONCURRENCY = 32;
 
 export interface OpenOptions {
   /** A logger already made (startRoost makes one before it binds the port). */
@@ -282,6 +282,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         handlers: { [PUSH_JOB]: pushJobHandler(services) },
       }),
     );
+    stops.push(async () => closePushConnections(services));
     stops.push(() => pushWorkers.stop());
     // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane.
     const deliveryContext = () => federation.createContext(new URL(config.publicUrl), undefined);

@@ -14,6 +14,8 @@
  * VAPID: the signed JWT is cached per push-service origin and reused until VAPID_REUSE_MARGIN_S
  * before it expires (VAPID_TTL_S after signing): repeated pushes to one service do not re-sign.
  */
+import http from 'node:http';
+import https from 'node:https';
 import webpush from 'web-push';
 import type { Services } from '../context.ts';
 import { RescheduleJob, exponentialBackoff } from '../jobs/queue.ts';
@@ -104,6 +106,35 @@ export function vapidHeaders(services: Services, endpoint: URL, encoding: Encodi
   return headers;
 }
 
+// --- connections ----------------------------------------------------------------------------
+
+/**
+ * Keep-alive agents, one pair per instance: an instance pushes to a handful of push services
+ * (FCM, Mozilla, Apple, a few relays), so reusing their connections saves a TCP (and TLS)
+ * handshake per push, as Mastodon's per-origin request pool does. Sockets still connect through
+ * safe-fetch's guarded lookup.
+ */
+const agents = new WeakMap<Services, { http: http.Agent; https: https.Agent }>();
+
+function agentFor(services: Services, url: URL): http.Agent {
+  let pair = agents.get(services);
+  if (!pair) {
+    const opts = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: PUSH_TIMEOUT_MS };
+    pair = { http: new http.Agent(opts), https: new https.Agent(opts) };
+    agents.set(services, pair);
+  }
+  return url.protocol === 'https:' ? pair.https : pair.http;
+}
+
+/** Closes the instance's push connections (shutdown). */
+export function closePushConnections(services: Services): void {
+  const pair = agents.get(services);
+  if (!pair) return;
+  pair.http.destroy();
+  pair.https.destroy();
+  agents.delete(services);
+}
+
 // --- the job --------------------------------------------------------------------------------
 
 interface Target extends PushSubscriptionRow {
@@ -176,6 +207,7 @@ export async function deliverPush(services: Services, job: PushJob): Promise<voi
       maxRedirects: 0,
       maxBytes: 64 * 1024,
       lookup: services.dnsLookup,
+      agent: agentFor(services, req.endpoint),
     });
     status = res.status;
     retryAfter = res.headers.get('retry-after');

@@ -17,7 +17,7 @@ import { toSubscription, type PushSubscriptionRow } from './subscriptions.ts';
 
 export type { PushableNotification, WebPushPayload } from './payload.ts';
 export { buildPushPayload } from './payload.ts';
-export { PUSH_JOB, PUSH_QUEUE, deliverPush, vapidCacheOf, type PushJob } from './delivery.ts';
+export { PUSH_JOB, PUSH_QUEUE, closePushConnections, deliverPush, vapidCacheOf, type PushJob } from './delivery.ts';
 
 export interface PushItem {
   /** The recipient's account (a local account with a user). */
