@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settled, startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, settled, startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { startPushService, type PushService, type PushClient } from './push-service.ts';
 import { pushNotificationSink, vapidCacheOf, type PushableNotification } from '../../src/push/index.ts';
@@ -255,5 +255,32 @@ describe('delivery', () => {
     expect(push.received.filter((x) => x.path === '/busy')).toHaveLength(3);
     expect((await alice.api('/api/v1/push/subscription')).status).toBe(200);
     await alice.api('/api/v1/push/subscription', { method: 'DELETE' });
+  });
+
+  it('queues with a fixed number of statements whatever the number of notifications and subscribers', async () => {
+    const c = push.client('/count');
+    await alice.api('/api/v1/push/subscription', { body: subscribeForm(c, { 'data[alerts][mention]': 'true', 'data[policy]': 'follower' }) });
+    await carol.api('/api/v1/push/subscription', { body: subscribeForm(push.client('/count-c'), { 'data[alerts][mention]': 'true', 'data[policy]': 'followed' }) });
+    const sink = pushNotificationSink(roost.services);
+    const one = await capturedStatements(roost, () => sink([{ accountId: alice.account.id, notification: mentionFrom(carol, '9500') }]));
+    const many = await capturedStatements(roost, () =>
+      sink(
+        Array.from({ length: 20 }, (_, i) => ({
+          accountId: i % 2 ? alice.account.id : carol.account.id,
+          notification: mentionFrom(i % 3 ? carol : bob, String(9600 + i)),
+        })),
+      ),
+    );
+    // The subscriptions and the follows the policies need (the jobs' insert is not counted here).
+    expect(one).toHaveLength(2);
+    expect(many).toEqual(one);
+    await settled(roost);
+    // alice (policy follower): carol follows her → pushed; bob does not → not. carol (policy followed): she follows alice, not bob.
+    expect(push.received.filter((r) => r.path === '/count').map((r) => r.payload.notification_id).sort()).toEqual(
+      ['9500', ...Array.from({ length: 20 }, (_, i) => i).filter((i) => i % 2 && i % 3).map((i) => String(9600 + i))].sort(),
+    );
+    expect(push.received.filter((r) => r.path === '/count-c')).toEqual([]);
+    await alice.api('/api/v1/push/subscription', { method: 'DELETE' });
+    await carol.api('/api/v1/push/subscription', { method: 'DELETE' });
   });
 });
