@@ -1,6 +1,7 @@
 /**
  * Web Push delivery: one durable job (PUSH_JOB, queue PUSH_QUEUE) per (notification,
- * subscription). The job loads the subscription (gone: nothing to do), builds Mastodon's payload,
+ * subscription). The job carries the subscription as the sink read it (a retry reads it again:
+ * gone, or its token revoked, means nothing to do), builds Mastodon's payload,
  * encrypts it with web-push (aes128gcm for `standard` subscriptions, the legacy aesgcm otherwise,
  * as Mastodon 4.4 does) and POSTs it through the one bounded fetcher (src/lib/safe-fetch.ts: no
  * redirects, private addresses refused unless allowed), with TTL (48 h) and Urgency (normal)
@@ -39,9 +40,27 @@ export const VAPID_REUSE_MARGIN_S = 3600;
 
 const backoff = exponentialBackoff({ baseMs: 2_000, factor: 3, maxMs: 3600_000 });
 
+/** What a push needs of its subscription, read by the sink when it queues the job. */
+export interface PushTarget {
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  standard: boolean;
+  /** The access token, sealed (seal.ts). */
+  sealed: string;
+  locale: string | null;
+}
+
 export interface PushJob {
   subscriptionId: string;
   notification: PushableNotification;
+  /**
+   * The subscription as the sink read it (in the same statement that checked its alerts, policy
+   * and token): the first attempt sends without reading it again, so a push costs the queue's own
+   * statements only. A retry reads the subscription again: one deleted (404/410, unsubscribed,
+   * token revoked) in between is not pushed to.
+   */
+  target?: PushTarget;
   /** Rounds already tried (0 on the first). */
   round?: number;
 }
@@ -137,9 +156,8 @@ export function closePushConnections(services: Services): void {
 
 // --- the job --------------------------------------------------------------------------------
 
-interface Target extends PushSubscriptionRow {
-  sealed: string;
-  locale: string | null;
+interface Target extends PushTarget {
+  id: string;
   tokenLive: boolean;
 }
 
@@ -157,7 +175,20 @@ async function loadTarget(services: Services, id: string): Promise<Target | null
   );
   const r = rows[0];
   if (!r) return null;
-  return { ...toSubscription(r as never), sealed: r.access_token_sealed as string, locale: (r.locale as string | null) ?? null, tokenLive: Boolean(r.token_live) };
+  const sub = toSubscription(r as never);
+  return { ...targetOf(sub, r), id: sub.id, tokenLive: Boolean(r.token_live) };
+}
+
+/** The PushTarget of a subscription row read with its sealed token and its user's locale. */
+export function targetOf(sub: PushSubscriptionRow, r: Record<string, unknown>): PushTarget {
+  return {
+    endpoint: sub.endpoint,
+    p256dh: sub.p256dh,
+    auth: sub.auth,
+    standard: sub.standard,
+    sealed: r.access_token_sealed as string,
+    locale: (r.locale as string | null) ?? null,
+  };
 }
 
 /** The request web-push would send, without its own VAPID signing (ours is cached). */
@@ -185,7 +216,8 @@ export function encryptedRequest(
 /** The PUSH_JOB handler (registered by the composition root). */
 export async function deliverPush(services: Services, job: PushJob): Promise<void> {
   const log = services.log.child({ module: 'push' });
-  const target = await loadTarget(services, job.subscriptionId);
+  const target: Target | null =
+    job.target && !job.round ? { id: job.subscriptionId, ...job.target, tokenLive: true } : await loadTarget(services, job.subscriptionId);
   // Unsubscribed, token revoked or expired since it was queued: nothing to send.
   if (!target || !target.tokenLive) return;
   const token = openToken(services, target.sealed);

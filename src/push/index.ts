@@ -11,7 +11,7 @@
  */
 import type { Services } from '../context.ts';
 import { enqueueMany, type EnqueueSpec } from '../jobs/queue.ts';
-import { PUSH_JOB, PUSH_QUEUE, deliverPush, type PushJob } from './delivery.ts';
+import { PUSH_JOB, PUSH_QUEUE, deliverPush, targetOf, type PushJob, type PushTarget } from './delivery.ts';
 import type { PushableNotification } from './payload.ts';
 import { toSubscription, type PushSubscriptionRow } from './subscriptions.ts';
 
@@ -63,16 +63,19 @@ export function pushNotificationSink(services: Services): (items: PushItem[]) =>
     const recipients = [...new Set(items.map((i) => i.accountId))];
     const subRows = await services.db.sql.query<Record<string, unknown>>(
       `select s.id::text as id, s.access_token_id::text as access_token_id, s.user_id::text as user_id, s.endpoint,
-         s.key_p256dh, s.key_auth, s.standard, s.alerts, s.policy, u.account_id::text as account_id
-       from web_push_subscriptions s join users u on u.id = s.user_id
-       where u.account_id = any($1::bigint[])`,
-      [recipients],
+         s.key_p256dh, s.key_auth, s.standard, s.alerts, s.policy, s.access_token_sealed, u.locale, u.account_id::text as account_id
+       from web_push_subscriptions s
+       join users u on u.id = s.user_id
+       join oauth_access_tokens t on t.id = s.access_token_id
+       where u.account_id = any($1::bigint[]) and t.revoked_at is null and (t.expires_at is null or t.expires_at > $2)`,
+      [recipients, services.clock.now()],
     );
     if (subRows.length === 0) return;
-    const subsByAccount = new Map<string, PushSubscriptionRow[]>();
+    const subsByAccount = new Map<string, (PushSubscriptionRow & { target: PushTarget })[]>();
     for (const r of subRows) {
       const list = subsByAccount.get(r.account_id as string) ?? [];
-      list.push(toSubscription(r as never));
+      const sub = toSubscription(r as never);
+      list.push({ ...sub, target: targetOf(sub, r) });
       subsByAccount.set(r.account_id as string, list);
     }
     // The follows the policies need, in either direction, in one statement.
@@ -93,7 +96,7 @@ export function pushNotificationSink(services: Services): (items: PushItem[]) =>
     for (const item of items) {
       for (const sub of subsByAccount.get(item.accountId) ?? []) {
         if (!pushAllowed(sub, item.accountId, item.notification, follows)) continue;
-        specs.push({ kind: PUSH_JOB, queue: PUSH_QUEUE, payload: { subscriptionId: sub.id, notification: item.notification } satisfies PushJob });
+        specs.push({ kind: PUSH_JOB, queue: PUSH_QUEUE, payload: { subscriptionId: sub.id, notification: item.notification, target: sub.target } satisfies PushJob });
       }
     }
     await enqueueMany(services.db.sql, specs, { clock: services.clock });
