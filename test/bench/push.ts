@@ -145,6 +145,8 @@ export async function main(): Promise<number> {
     const baselines: number[] = [];
     const cached: number[] = [];
     const uncached: number[] = [];
+    const roostCpuUs: number[] = [];
+    const serviceCpuUs: number[] = [];
     let e2eSigns = 0;
     let noCacheSigns = 0;
     let checked = 0;
@@ -152,7 +154,13 @@ export async function main(): Promise<number> {
       baselines.push(raw(total));
       cache.enabled = true;
       let s0 = cache.signs;
+      const cpu0 = process.cpuUsage();
+      const child0 = child.cpuMs();
       cached.push(await endToEnd(total));
+      const cpu = process.cpuUsage(cpu0);
+      roostCpuUs.push((cpu.user + cpu.system) / total);
+      const child1 = child.cpuMs();
+      if (child0 !== null && child1 !== null) serviceCpuUs.push(((child1 - child0) * 1000) / total);
       e2eSigns += cache.signs - s0;
       // Check a sample: the JWT verifies and the body decrypts to Mastodon's payload.
       for (const s of samples) {
@@ -201,6 +209,11 @@ export async function main(): Promise<number> {
     );
     const ratio = e2e / baseline;
     console.log(`\nend to end / baseline (medians of ${rounds} interleaved rounds): ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'}); cache off: ${fmtRatio(e2eNoCache / baseline)}`);
+    console.log(
+      `CPU per push: the Roost process ${median(roostCpuUs).toFixed(0)} us (queue, payload, encryption, POST; PostgreSQL's share not counted), ` +
+        `the push service ${serviceCpuUs.length ? median(serviceCpuUs).toFixed(0) : '?'} us; web-push's generation ${(1e6 / baseline).toFixed(0)} us ` +
+        `(CPU ratio ${fmtRatio(1e6 / baseline / median(roostCpuUs))}: the load-independent view of the goal)`,
+    );
     console.log(`VAPID: one signature ${signUs.toFixed(0)} us, one cache hit ${hitUs.toFixed(2)} us; ${checked} sampled pushes decrypted and their JWTs verified`);
     return 0;
   } finally {
