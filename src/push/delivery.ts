@@ -213,9 +213,16 @@ export function encryptedRequest(
   return { endpoint, headers, body: details.body as Buffer };
 }
 
+const logs = new WeakMap<Services, Services['log']>();
+function logOf(services: Services): Services['log'] {
+  let log = logs.get(services);
+  if (!log) logs.set(services, (log = services.log.child({ module: 'push' })));
+  return log;
+}
+
 /** The PUSH_JOB handler (registered by the composition root). */
 export async function deliverPush(services: Services, job: PushJob): Promise<void> {
-  const log = services.log.child({ module: 'push' });
+  const log = logOf(services);
   const target: Target | null =
     job.target && !job.round ? { id: job.subscriptionId, ...job.target, tokenLive: true } : await loadTarget(services, job.subscriptionId);
   // Unsubscribed, token revoked or expired since it was queued: nothing to send.

@@ -25,8 +25,25 @@ export function sealToken(services: Services, token: string): string {
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
 }
 
+/** Opened tokens, per instance, bounded: a push to a subscription opens its token once. */
+const opened = new WeakMap<Services, Map<string, string>>();
+const OPENED_MAX = 10_000;
+
 /** The token, or null when it cannot be opened (the secret changed). */
 export function openToken(services: Services, sealed: string): string | null {
+  let cache = opened.get(services);
+  if (!cache) opened.set(services, (cache = new Map()));
+  const hit = cache.get(sealed);
+  if (hit !== undefined) return hit;
+  const token = openSealed(services, sealed);
+  if (token !== null) {
+    if (cache.size >= OPENED_MAX) cache.clear();
+    cache.set(sealed, token);
+  }
+  return token;
+}
+
+function openSealed(services: Services, sealed: string): string | null {
   try {
     const raw = Buffer.from(sealed, 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', keyOf(services), raw.subarray(0, 12));
