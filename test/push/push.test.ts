@@ -257,6 +257,17 @@ describe('delivery', () => {
     await alice.api('/api/v1/push/subscription', { method: 'DELETE' });
   });
 
+  it('a retry reads the subscription again: one removed in between is not pushed to', async () => {
+    const c = push.client('/unsub');
+    push.answer('/unsub', { status: 503 });
+    await alice.api('/api/v1/push/subscription', { body: subscribeForm(c, { 'subscription[standard]': '1', 'data[alerts][mention]': '1' }) });
+    await pushNotificationSink(roost.services)([{ accountId: alice.account.id, notification: mentionFrom(bob, '9450') }]);
+    await eventually(async () => push.received.some((r) => r.path === '/unsub'), 10_000, 'the first attempt');
+    await alice.api('/api/v1/push/subscription', { method: 'DELETE' });
+    await settled(roost);
+    expect(push.received.filter((r) => r.path === '/unsub')).toHaveLength(1);
+  });
+
   it('queues with a fixed number of statements whatever the number of notifications and subscribers', async () => {
     const c = push.client('/count');
     await alice.api('/api/v1/push/subscription', { body: subscribeForm(c, { 'data[alerts][mention]': 'true', 'data[policy]': 'follower' }) });
