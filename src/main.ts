@@ -44,6 +44,7 @@ import { trustedProxies } from './lib/client-address.ts';
 import { boundDeliveries, originKey } from './federation/delivery-bounds.ts';
 import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
 import { deleteRemoteAccount } from './services/accounts.ts';
+import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler } from './push/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -54,6 +55,9 @@ export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json'
  * second with 1 s).
  */
 export const SAFETY_NET_POLL_MS = 30_000;
+
+/** Push deliveries in flight per process (src/push/delivery.ts). */
+export const PUSH_CONCURRENCY = 32;
 
 export interface OpenOptions {
   /** A logger already made (startRoost makes one before it binds the port). */
@@ -271,6 +275,22 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       }),
     );
     stops.push(() => workers.stop());
+    // Web Push (src/push/): its own lane, so a slow push service never holds up effects, and
+    // more requests in flight than the default pool, as pushes mostly wait on the network.
+    const pushWorkers = scoped(() =>
+      startWorkers({
+        sql: services.db.sql,
+        clock: services.clock,
+        log,
+        queue: PUSH_QUEUE,
+        concurrency: PUSH_CONCURRENCY,
+        listener,
+        pollIntervalMs: SAFETY_NET_POLL_MS,
+        handlers: { [PUSH_JOB]: pushJobHandler(services) },
+      }),
+    );
+    stops.push(async () => closePushConnections(services));
+    stops.push(() => pushWorkers.stop());
     // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane.
     const deliveryContext = () => federation.createContext(new URL(config.publicUrl), undefined);
     const deliveryWorkers = scoped(() => startDeliveryWorkers(services, deliveryContext, { listener, pollIntervalMs: SAFETY_NET_POLL_MS }));

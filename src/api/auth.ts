@@ -14,7 +14,8 @@ import { roleCan, type Permission } from '../services/reads/roles.ts';
 
 export type UserViewer = Viewer & { user: User; account: Account };
 
-function bearer(ctx: RequestContext): string | null {
+/** The bearer token the request came with (header, or `access_token` in the query), or null. */
+export function bearer(ctx: RequestContext): string | null {
   const header = ctx.headers.get('authorization');
   if (header) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);

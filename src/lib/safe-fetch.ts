@@ -14,7 +14,10 @@
  * - the body is streamed and counted: a declared Content-Length over the cap is refused before
  *   reading, and the stream is destroyed as soon as the count passes the cap, so at most `maxBytes`
  *   (plus one chunk) is ever held, whatever the peer sends;
- * - no keep-alive pool: each fetch owns its socket and closes it.
+ * - no keep-alive pool: each fetch owns its socket and closes it, unless the caller hands in an
+ *   agent of its own (Web Push keeps one per instance for the few push services it talks to, as
+ *   Mastodon keeps a pool per push origin); the agent's connections still resolve through the
+ *   guarded lookup, so the address check holds for every socket it opens.
  *
  * Name resolution can be injected (`lookup`): tests simulate DNS, e.g. a rebinding name.
  */
@@ -87,6 +90,11 @@ export interface SafeFetchOptions {
   /** Name resolution (default node:dns lookup); its answers are checked at connect time. */
   lookup?: LookupFunction;
   signal?: AbortSignal;
+  /** A keep-alive agent of the caller's (see above); by default none: one socket per fetch. */
+  agent?: http.Agent;
+  /** GET by default; a POST (Web Push) sends `body` and follows no redirect (give maxRedirects 0). */
+  method?: 'GET' | 'POST';
+  body?: Buffer;
 }
 
 export interface SafeResponse {
@@ -127,12 +135,13 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: SafeFetchO
     const req = client.request(
       url,
       {
-        method: 'GET',
+        method: opts.method ?? 'GET',
         signal,
         lookup: guardedLookup(opts.allowPrivateAddresses, opts.lookup ?? (dnsLookup as unknown as LookupFunction)),
         headers,
-        // One socket per fetch, closed after it: nothing pooled for a peer to hold.
-        agent: false,
+        // One socket per fetch, closed after it: nothing pooled for a peer to hold (unless the
+        // caller keeps its own agent).
+        agent: opts.agent ?? false,
       },
       (res) => {
         const status = res.statusCode ?? 0;
@@ -174,7 +183,7 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: SafeFetchO
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     });
-    req.end();
+    req.end(opts.body);
   });
 }
 

@@ -379,6 +379,12 @@ export const ROUTES: RouteSpec[] = [
   { method: 'DELETE', path: '/api/v2/filters/:id', auth: 'user', scopes: WRITE_FILTERS, pathParams: { id: 'filter' } },
   { method: 'POST', path: '/api/v1/markers', auth: 'user', scopes: WRITE_STATUSES, params: { home: 'hash', notifications: 'hash' } },
 
+  // Web Push: one subscription per token (GET and PUT answer 404 without one)
+  { method: 'POST', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'], params: { subscription: 'hash', data: 'hash' } },
+  { method: 'GET', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'] },
+  { method: 'PUT', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'], params: { data: 'hash', policy: 'string' } },
+  { method: 'DELETE', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'] },
+
   // Notifications (v1, v2 grouped) and reports; the dismissals and clear last: they remove the fixture's notifications
   { method: 'GET', path: '/api/v1/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id' } },
   { method: 'GET', path: '/api/v1/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id' } },

@@ -24,6 +24,7 @@ import { Migration20261126202000_lists_markers } from './Migration20261126202000
 import { Migration20261126204000_scheduled_statuses } from './Migration20261126204000_scheduled_statuses.ts';
 import { Migration20261126206000_instance_actor } from './Migration20261126206000_instance_actor.ts';
 import { Migration20261127001000_notifications } from './Migration20261127001000_notifications.ts';
+import { Migration20261127003000_push } from './Migration20261127003000_push.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   Migration20261126206000_instance_actor,
   Migration20261127000000_filters,
   Migration20261127001000_notifications,
+  Migration20261127003000_push,
 ];
