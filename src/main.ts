@@ -44,7 +44,7 @@ import { trustedProxies } from './lib/client-address.ts';
 import { boundDeliveries, originKey } from './federation/delivery-bounds.ts';
 import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
 import { deleteRemoteAccount } from './services/accounts.ts';
-import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler } from './push/index.ts';
+import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler, pushNotificationSink } from './push/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -247,7 +247,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       homeFeedConsumer(services),
       conversationsConsumer(services),
       // Streaming and Web Push plug in as sinks here (NotificationSink).
-      notificationsConsumer(services, [], renderNotifications),
+      notificationsConsumer(services, [pushNotificationSink(services)], renderNotifications),
     ]);
     const workers = scoped(() =>
       startWorkers({

@@ -2,7 +2,9 @@
  * Notifications rendered as their recipient sees them: one batched view per page whatever its size
  * — the reports (one statement), the accounts (who caused them and the reported ones: one
  * statement, reads/accounts.ts), the statuses (reads/statuses.ts loadStatusPage: a fixed number)
- * — then the pure serializers. `renderNotifications` is also what effects/notifications.ts is
+ * — then the pure serializers. The recipient's filters apply here (context `notifications`), so
+ * the lists, the grouped lists, streaming and Web Push (which all render through this file) drop
+ * and annotate the same notifications. `renderNotifications` is also what effects/notifications.ts is
  * given (by the composition root) to render new notifications for streaming and Web Push.
  */
 import type { Services } from '../context.ts';
@@ -33,12 +35,15 @@ async function loadParts(services: Services, viewerId: string, accountIds: strin
   const targets = [...reportMap.values()].map((r) => r.targetAccountId);
   const [{ accounts, view }, { statuses, view: statusView }] = await Promise.all([
     loadAccountPage(services, [...accountIds, ...targets]),
-    loadStatusPage(services, statusIds, viewerId),
+    // The one filter engine, in the notifications context: a `hide` match leaves the status out
+    // (and with it the notification or group, below), a `warn` fills the status' `filtered`.
+    loadStatusPage(services, statusIds, viewerId, { filterContext: 'notifications' }),
   ]);
   const out: Parts = { accounts: new Map(), statuses: new Map(), reports: new Map() };
   for (const [id, a] of accounts) out.accounts.set(id, serializeAccount(a, view));
   for (const id of statusIds) {
     const s = statuses.get(id);
+    if (statusView.hidden?.has(id)) continue;
     const json = s ? serializeStatus(s, statuses, statusView) : null;
     if (json) out.statuses.set(id, json);
   }

@@ -60,18 +60,6 @@ export interface NotificationCandidate {
 export const MAXIMUM_GROUP_SPAN_HOURS = 12;
 
 /**
- * Where the filter engine will drop new notifications whose status a `hide` filter in context
- * `notifications` matches (before they are handed to the sinks). The rows stay (as Mastodon keeps
- * them); reads apply the same engine. Today: nothing is dropped.
- */
-export async function dropFilteredNotifications(
-  _services: Services,
-  items: { accountId: string; notification: MastodonNotification }[],
-): Promise<{ accountId: string; notification: MastodonNotification }[]> {
-  return items;
-}
-
-/**
  * Inserts the candidates in one statement, leaving out recipients that are not local or are
  * suspended, those the filters above drop, and rows already there (same recipient and source).
  * Returns the rows inserted.
@@ -313,8 +301,9 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
     for (const [accountId, ids] of byRecipient) {
       for (const notification of await render(services, accountId, ids)) items.push({ accountId, notification });
     }
-    const kept = await dropFilteredNotifications(services, items);
-    if (kept.length === 0) return;
-    for (const sink of sinks) await sink(kept);
+    // The renderer applied the recipient's filters (context `notifications`): a `hide` match is
+    // not among `items`, a `warn` carries its `filtered` result (src/api/render-notifications.ts).
+    if (items.length === 0) return;
+    for (const sink of sinks) await sink(items);
   };
 }

@@ -12,7 +12,7 @@ export interface PushableNotification {
   id: string;
   type: string;
   account: { id: string; acct: string; display_name: string; avatar_static: string; note?: string };
-  status?: { id: string; content: string; spoiler_text: string } | null;
+  status?: { id: string; content?: string; spoiler_text: string } | null;
 }
 
 export interface WebPushPayload {

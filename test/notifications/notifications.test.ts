@@ -385,7 +385,8 @@ describe('grouped notifications (v2)', () => {
     const big2 = await capturedStatements(roost, () => alice.api('/api/v2/notifications'));
     expect(big1).toEqual(small1);
     expect(big2).toEqual(small2);
-    // The page, the accounts, the statuses' batched view (six); a page holding reports adds one.
-    expect([big1.length, big2.length]).toEqual([8, 8]);
+    // The page, the accounts, the statuses' batched view (six), the recipient's filters (one); a
+    // page holding reports adds one.
+    expect([big1.length, big2.length]).toEqual([9, 9]);
   });
 });
