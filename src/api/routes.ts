@@ -28,6 +28,7 @@ import { tokenBeforeBody } from './body-token.ts';
 import { adminDomainBlocksRoutes } from './admin/domain_blocks.ts';
 import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
 import { conversationRoutes } from './v1/conversations.ts';
+import { streamingRoutes } from '../streaming/routes.ts';
 import { bookmarkRoutes } from './v1/bookmarks.ts';
 import { favouriteRoutes } from './v1/favourites.ts';
 import { listRoutes } from './v1/lists.ts';
@@ -58,6 +59,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   scheduledStatusRoutes(router, services);
   timelineRoutes(router, services);
   conversationRoutes(router, services);
+  streamingRoutes(router, services);
   bookmarkRoutes(router, services);
   favouriteRoutes(router, services);
   mediaFileRoutes(router, services);
