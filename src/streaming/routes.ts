@@ -164,7 +164,6 @@ async function sse(services: Services, ctx: RequestContext, name: string | null)
   const viewer = await authenticate(services, ctx);
   if (viewer instanceof Response) return viewer;
   let streamName = name ?? str(ctx.query.stream);
-  if (streamName === undefined) return errorJson(400, 'Unknown stream type');
   // Mastodon's ?only_media=true on the public streams.
   if (typeof streamName === 'string' && streamName.startsWith('public') && !streamName.endsWith(':media') && ['true', '1'].includes(String(str(ctx.query.only_media)))) {
     streamName = `${streamName}:media`;

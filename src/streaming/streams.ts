@@ -65,8 +65,9 @@ export async function resolveStream(
   name: unknown,
   params: { tag?: unknown; list?: unknown },
 ): Promise<ResolvedStream> {
+  // Scopes first, as Mastodon's checkScopes runs before the channel is resolved.
+  if (!anyScopeSatisfied(scopes, requiredScopes(typeof name === 'string' ? name : ''))) throw new StreamError(401, 'Access token does not have the required scopes');
   if (typeof name !== 'string' || !(STREAM_NAMES as readonly string[]).includes(name)) throw new StreamError(400, 'Unknown stream type');
-  if (!anyScopeSatisfied(scopes, requiredScopes(name))) throw new StreamError(401, 'Access token does not have the required scopes');
   if (name === 'user') return { key: `user:${accountId}`, stream: ['user'], context: 'home' };
   if (name === 'user:notification') return { key: `user:notification:${accountId}`, stream: ['user:notification'], context: 'notifications' };
   if (name === 'direct') return { key: `direct:${accountId}`, stream: ['direct'], context: 'thread' };
