@@ -1,0 +1,25 @@
+// The Roost side of `npm run bench -- streaming`: one Roost process (embedded database) with one
+// user; writes that user's token to the file named by argv[3], then prints LISTENING <port>.
+
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../config/index.ts';
+import { startRoost } from '../../src/main.ts';
+import { batchedDestination } from '../../src/log.ts';
+import { createLocalAccount } from '../../src/services/accounts.ts';
+import { issueAccessToken } from '../../src/services/tokens.ts';
+
+const port = Number(process.argv[2] ?? 0);
+const tokenFile = process.argv[3];
+if (!tokenFile) throw new Error('usage: streaming-roost-server.ts <port> <token-file>');
+const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-streaming-'));
+process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+const UNREACHED = { limit: 1_000_000_000, periodSeconds: 300 };
+const config = loadConfig({ env: {}, overrides: { domain: 'roost.example', host: '127.0.0.1', port, dataDir, databaseUrl: null, rateLimits: { perToken: UNREACHED, perIp: UNREACHED } } });
+const roost = await startRoost(config, { logLevel: 'warn', logDestination: batchedDestination(openSync('/dev/null', 'w')), controlSocket: false });
+const alice = await createLocalAccount(roost.services, { username: 'alice', email: 'alice@example.test', confirmed: true });
+const { token } = await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ['read', 'write'] });
+writeFileSync(tokenFile, token);
+process.stdout.write(`LISTENING ${roost.port}\n`);
+process.on('SIGTERM', () => void roost.close().then(() => process.exit(0)));
