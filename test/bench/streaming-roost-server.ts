@@ -9,6 +9,12 @@ import { startRoost } from '../../src/main.ts';
 import { batchedDestination } from '../../src/log.ts';
 import { createLocalAccount } from '../../src/services/accounts.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
+import { writeStreamingEvent } from '../../src/streaming/store.ts';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const port = Number(process.argv[2] ?? 0);
 const tokenFile = process.argv[3];
@@ -22,4 +28,13 @@ const alice = await createLocalAccount(roost.services, { username: 'alice', emai
 const { token } = await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ['read', 'write'] });
 writeFileSync(tokenFile, token);
 process.stdout.write(`LISTENING ${roost.port}\n`);
+// SIGUSR2: a full GC (the bench measures resident memory after one).
+process.on('SIGUSR2', () => gc());
+// SIGUSR1: the last status event written again (event log → NOTIFY → hub → clients, without the REST path).
+process.on('SIGUSR1', () => {
+  void (async () => {
+    const [row] = await roost.services.db.sql.query<{ payload: string }>(`select payload from streaming_events where event = 'update' order by id desc limit 1`);
+    if (row) await writeStreamingEvent(roost.services, { streams: ['public'], event: 'update', payload: row.payload });
+  })();
+});
 process.on('SIGTERM', () => void roost.close().then(() => process.exit(0)));

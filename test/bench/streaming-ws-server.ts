@@ -4,6 +4,13 @@
 
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+// SIGUSR2: a full GC (the bench measures resident memory after one).
+process.on('SIGUSR2', () => gc());
 
 const port = Number(process.argv[2] ?? 0);
 const server = http.createServer((req, res) => {

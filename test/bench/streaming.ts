@@ -7,7 +7,10 @@
 //   baseline   a server on the Node `ws` package (streaming-ws-server.ts, what Mastodon's streaming
 //              server uses) that sends a frame of the same size to every client on POST /broadcast:
 //              the fan-out alone.
-// The clients live in their own process (lib/ws-clients.ts; fds are capped per process). Printed:
+// The clients live in BENCH_STREAM_CLIENT_PROCS (default 4) processes of their own (lib/ws-clients.ts;
+// fds are capped per process; one process reading 10,000 sockets would measure itself). Roost is
+// measured twice: from the REST POST (whole path) and from a status event written to the event
+// log (SIGUSR1 to the server: NOTIFY → hub → sends), the latter beside the ws fan-out. Printed:
 // p50/p99 delivery latency over BENCH_STREAM_ROUNDS rounds, and the server's resident memory per idle
 // connection ((RSS with the clients connected − RSS before) / clients), each beside the baseline's.
 // Goals: p99 ≤ 0.5× the ws server's; memory per idle connection ≤ 0.35×.
@@ -61,33 +64,47 @@ interface Result {
   memPerConnKb: number;
 }
 
-async function measure(server: ChildServer, url: string, protocol: string | undefined, trigger: (round: number) => Promise<void>): Promise<Result> {
-  const clients = fork(path.join(dir, 'lib/ws-clients.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const PROCS = envNum('BENCH_STREAM_CLIENT_PROCS', 4);
+
+async function settledRss(pid: number): Promise<number> {
+  process.kill(pid, 'SIGUSR2');
+  await sleep(1000);
+  return rssKb(pid);
+}
+
+async function measure(server: ChildServer, url: string, protocol: string | undefined, triggers: Record<string, (round: number) => Promise<void>>): Promise<{ mem: number; byTrigger: Record<string, Result> }> {
+  const procs = Array.from({ length: PROCS }, () => fork(path.join(dir, 'lib/ws-clients.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   try {
     await sleep(500);
-    const before = rssKb(server.pid);
-    const { n } = await request(clients, { type: 'connect', url, protocol, n: CLIENTS }, 'connected');
-    await sleep(2000);
-    const after = rssKb(server.pid);
-    const all: number[] = [];
-    let received = 0;
-    for (let r = 0; r < ROUNDS; r++) {
-      const t0 = now();
-      const done = request(clients, { type: 'expect', t0 }, 'latencies');
-      await sleep(50);
-      const t1 = now();
-      await trigger(r);
-      const { ms } = (await done) as { ms: number[] };
-      // Latency from the trigger, not from the expect message.
-      for (const x of ms) all.push(x - (t1 - t0));
-      received += ms.length;
-      await sleep(300);
+    const before = await settledRss(server.pid);
+    const counts = await Promise.all(procs.map((c, i) => request(c, { type: 'connect', url, protocol, n: Math.floor(CLIENTS / PROCS) + (i < CLIENTS % PROCS ? 1 : 0) }, 'connected')));
+    const n = counts.reduce((a, c) => a + (c as { n: number }).n, 0);
+    await sleep(1000);
+    const after = await settledRss(server.pid);
+    const byTrigger: Record<string, Result> = {};
+    for (const [name, trigger] of Object.entries(triggers)) {
+      const all: number[] = [];
+      let received = 0;
+      for (let r = 0; r < ROUNDS; r++) {
+        const t0 = now();
+        const done = Promise.all(procs.map((c) => request(c, { type: 'expect', t0 }, 'latencies')));
+        await sleep(50);
+        const t1 = now();
+        await trigger(r);
+        for (const { ms } of (await done) as { ms: number[] }[]) {
+          // Latency from the trigger, not from the expect message.
+          for (const x of ms) all.push(x - (t1 - t0));
+          received += ms.length;
+        }
+        await sleep(300);
+      }
+      all.sort((a, b) => a - b);
+      byTrigger[name] = { p50: pct(all, 50), p99: pct(all, 99), received: received / ROUNDS, memPerConnKb: (after - before) / n };
     }
-    all.sort((a, b) => a - b);
-    return { p50: pct(all, 50), p99: pct(all, 99), received: received / ROUNDS, memPerConnKb: (after - before) / n };
+    return { mem: (after - before) / n, byTrigger };
   } finally {
-    await request(clients, { type: 'close' }, 'closed').catch(() => undefined);
-    clients.kill();
+    await Promise.all(procs.map((c) => request(c, { type: 'close' }, 'closed').catch(() => undefined)));
+    for (const c of procs) c.kill();
   }
 }
 
@@ -96,6 +113,7 @@ export async function main(): Promise<number> {
   const tokenFile = path.join(tmp, 'token');
   let frameSize = 2000;
   let roost: Result;
+  let roostLog: Result;
   let baseline: Result;
   try {
     console.log(`streaming: ${CLIENTS} clients, ${ROUNDS} rounds`);
@@ -103,7 +121,7 @@ export async function main(): Promise<number> {
     try {
       const token = readFileSync(tokenFile, 'utf8');
       const base = `http://127.0.0.1:${server.port}`;
-      roost = await measure(server, `ws://127.0.0.1:${server.port}/api/v1/streaming?stream=public`, token, async (r) => {
+      const m = await measure(server, `ws://127.0.0.1:${server.port}/api/v1/streaming?stream=public`, token, { rest: async (r) => {
         const res = await fetch(`${base}/api/v1/statuses`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -112,17 +130,21 @@ export async function main(): Promise<number> {
         if (res.status !== 200) throw new Error(`POST /api/v1/statuses → ${res.status}`);
         const json = await res.json();
         frameSize = JSON.stringify({ stream: ['public'], event: 'update', payload: JSON.stringify(json), id: '1' }).length;
-      });
+      }, log: async () => {
+        process.kill(server.pid, 'SIGUSR1');
+      } });
+      roost = m.byTrigger.rest;
+      roostLog = m.byTrigger.log;
     } finally {
       await server.stop();
     }
     const ws = await startChildServer(path.join(dir, 'streaming-ws-server.ts'), { cpus: null });
     try {
       const frame = JSON.stringify({ stream: ['public'], event: 'update', payload: 'x'.repeat(Math.max(0, frameSize - 60)), bench: true });
-      baseline = await measure(ws, `ws://127.0.0.1:${ws.port}/api/v1/streaming`, undefined, async () => {
+      baseline = (await measure(ws, `ws://127.0.0.1:${ws.port}/api/v1/streaming`, undefined, { broadcast: async () => {
         const res = await fetch(`http://127.0.0.1:${ws.port}/broadcast`, { method: 'POST', body: frame });
         if (res.status !== 202) throw new Error(`POST /broadcast → ${res.status}`);
-      });
+      } })).byTrigger.broadcast;
     } finally {
       await ws.stop();
     }
@@ -132,11 +154,14 @@ export async function main(): Promise<number> {
   const f = (x: number) => `${x.toFixed(1)} ms`;
   console.log(
     table(
-      ['', 'Roost (uWS, whole path)', 'ws (fan-out only)', 'ratio', 'goal'],
+      ['', 'Roost', 'ws server', 'ratio', 'goal'],
       [
-        ['clients reached per round', String(roost.received), String(baseline.received), '', `${CLIENTS}`],
-        ['delivery p50', f(roost.p50), f(baseline.p50), fmtRatio(roost.p50 / baseline.p50), ''],
-        ['delivery p99', f(roost.p99), f(baseline.p99), fmtRatio(roost.p99 / baseline.p99), '≤ 0.5×'],
+        ['clients reached per round (event log → clients)', String(roostLog!.received), String(baseline.received), '', `${CLIENTS}`],
+        ['delivery p50 (event log → clients)', f(roostLog!.p50), f(baseline.p50), fmtRatio(roostLog!.p50 / baseline.p50), ''],
+        ['delivery p99 (event log → clients)', f(roostLog!.p99), f(baseline.p99), fmtRatio(roostLog!.p99 / baseline.p99), '≤ 0.5×'],
+        ['clients reached per round (REST POST → clients)', String(roost.received), String(baseline.received), '', `${CLIENTS}`],
+        ['delivery p50 (REST POST → clients, whole path)', f(roost.p50), f(baseline.p50), fmtRatio(roost.p50 / baseline.p50), ''],
+        ['delivery p99 (REST POST → clients, whole path)', f(roost.p99), f(baseline.p99), fmtRatio(roost.p99 / baseline.p99), ''],
         ['memory per idle connection', `${roost.memPerConnKb.toFixed(2)} KB`, `${baseline.memPerConnKb.toFixed(2)} KB`, fmtRatio(roost.memPerConnKb / baseline.memPerConnKb), '≤ 0.35×'],
       ],
     ),
