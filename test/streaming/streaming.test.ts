@@ -8,6 +8,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { SseClient, WsClient, sleep, type Frame } from './client.ts';
+import { publishNotification, publishOutboxEvent } from '../../src/streaming/publish.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -182,6 +183,35 @@ describe('the streaming API', () => {
     const frames = await w.waitFor((f) => f.event === 'update', 3);
     expect(frames.map((f) => JSON.parse(f.payload!).id)).toEqual([...missed, live]);
     w.close();
+  });
+
+  it('sends notifications to user and user:notification, filters_changed without payload, reblogs to followers', async () => {
+    const erin = await createTestUser(roost, 'erin');
+    expect((await erin.api(`/api/v1/accounts/${alice.account.id}/follow`, { method: 'POST' })).status).toBe(200);
+    await settled(roost);
+    const w = await WsClient.open(roost, `?access_token=${erin.token}&stream=user`);
+    w.send({ type: 'subscribe', stream: 'user:notification' });
+    const sse = await SseClient.open(roost, '/api/v1/streaming?stream=user:notification', erin.token);
+    expect(sse.status).toBe(200);
+    await sleep(100);
+    await publishNotification(roost.services, erin.account.id, { id: '7', type: 'mention' });
+    const got = await w.waitFor((f) => f.event === 'notification', 2);
+    expect(got.map((f) => [f.stream, f.payload])).toEqual([
+      [['user'], '{"id":"7","type":"mention"}'],
+      [['user:notification'], '{"id":"7","type":"mention"}'],
+    ]);
+    const [n] = await sse.waitFor((e) => e.event === 'notification');
+    expect(n.data).toBe('{"id":"7","type":"mention"}');
+    await publishOutboxEvent(roost.services, { type: 'filters.changed', accountId: erin.account.id });
+    const [fc] = await w.waitFor((f) => f.event === 'filters_changed');
+    expect(fc).toEqual({ stream: ['user'], event: 'filters_changed', id: fc.id });
+    const original = await post(bob, 'boost me');
+    const reblog = await alice.api(`/api/v1/statuses/${original}/reblog`, { method: 'POST' });
+    expect(reblog.status).toBe(200);
+    const [rb] = await w.waitFor((f) => f.event === 'update' && JSON.parse(f.payload!).reblog?.id === original);
+    expect(JSON.parse(rb.payload!)).toMatchObject({ id: reblog.body.id, account: { id: alice.account.id }, reblog: { id: original } });
+    w.close();
+    sse.close();
   });
 
   it('drops a client that stops reading', async () => {
