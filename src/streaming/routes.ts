@@ -224,4 +224,6 @@ export function streamingRoutes(router: Router, services: Services): void {
   router.get('/api/v1/streaming/health', () => new Response('OK', { status: 200, headers: { 'content-type': 'text/plain' } }));
   router.get('/api/v1/streaming', (ctx) => sse(services, ctx, null));
   for (const [path, name] of Object.entries(SSE_PATHS)) router.get(`/api/v1/streaming/${path}`, (ctx) => sse(services, ctx, name));
+  // Any other path under the streaming API: Mastodon's streaming server answers 400.
+  router.get('/api/v1/streaming/*', () => errorJson(400, 'Unknown channel requested'));
 }

@@ -125,6 +125,9 @@ describe('the streaming API', () => {
       { error: 'Error parsing request', status: 400 },
       { error: 'Not authorized to stream this list', status: 401 },
     ]);
+    const unknown = await fetch(roost.at('/api/v1/streaming/nonsense/x'), { headers: { authorization: `Bearer ${bob.token}` } });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toEqual({ error: 'Unknown channel requested' });
     const sse = await fetch(roost.at('/api/v1/streaming/hashtag'), { headers: { authorization: `Bearer ${bob.token}` } });
     expect(sse.status).toBe(400);
     expect(await sse.json()).toEqual({ error: 'No tag for stream provided' });

@@ -375,6 +375,7 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/streaming/hashtag/local', auth: 'streaming', scopes: READ_STATUSES, params: { tag: 'string' }, in: 'query' },
   { method: 'GET', path: '/api/v1/streaming/list', auth: 'streaming', scopes: READ_STATUSES, params: { list: 'id' }, in: 'query' },
   { method: 'GET', path: '/api/v1/streaming/direct', auth: 'streaming', scopes: READ_STATUSES },
+  { method: 'GET', path: '/api/v1/streaming/*', auth: 'public', pathParams: { '*': 'media' } },
 ];
 
 export function routeKey(r: { method: string; path: string }): string {
