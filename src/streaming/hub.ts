@@ -64,6 +64,9 @@ export class StreamingHub {
   pumping = false;
   again = false;
   stopped = false;
+  /** Events were announced while nobody was connected (the cursor is behind). */
+  stale = false;
+  refresh: Promise<void> | null = null;
   unlisten: (() => Promise<void>) | null = null;
   holeTimer: NodeJS.Timeout | null = null;
   /** Chain of deliveries (events go out in id order). */
@@ -89,6 +92,11 @@ export class StreamingHub {
   /** A new row may be there (NOTIFY, or a write in this process). */
   wake(): void {
     if (this.stopped) return;
+    // Nobody connected: nothing is read; the first client to connect moves the cursor to the newest row.
+    if (this.clients.size === 0 && !this.pumping) {
+      this.stale = true;
+      return;
+    }
     if (this.pumping) {
       this.again = true;
       return;
@@ -106,6 +114,7 @@ export class StreamingHub {
   }
 
   async pump(): Promise<void> {
+    if (this.refresh) await this.refresh;
     for (;;) {
       this.again = false;
       const now = performance.now();
@@ -199,6 +208,24 @@ export class StreamingHub {
   connect(accountId: string, sink: StreamSink): StreamClient {
     const client = new StreamClient(accountId, sink);
     this.clients.add(client);
+    // The first client after a quiet spell: the cursor catches up now, before its events come.
+    if (this.stale) {
+      this.stale = false;
+      this.refresh = lastStreamingEventId(this.services.db.sql).then(
+        (id) => {
+          if (BigInt(id) > BigInt(this.cursor)) {
+            this.cursor = this.started = id;
+            this.holes.clear();
+          }
+          this.refresh = null;
+        },
+        (err) => {
+          this.refresh = null;
+          this.log.error({ err }, 'streaming cursor refresh failed');
+        },
+      );
+      this.wake();
+    }
     return client;
   }
 
@@ -233,6 +260,7 @@ export class StreamingHub {
   async resume(client: StreamClient, lastId: string): Promise<void> {
     if (!/^\d{1,18}$/.test(lastId) || client.closed) return;
     client.pending = [];
+    if (this.refresh) await this.refresh;
     const until = this.started;
     const replayed = new Set<string>();
     try {
