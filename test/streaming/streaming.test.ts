@@ -76,6 +76,28 @@ describe('the streaming API', () => {
     for (const c of [byHeader, byProtocol, byQuery]) c.close();
   });
 
+  it('keeps replies to others, unlisted statuses and statuses without media off the public streams they do not belong to', async () => {
+    const w = await WsClient.open(roost, `?access_token=${bob.token}&stream=public`);
+    for (const stream of ['public:media', 'public:local:media', 'public:remote']) w.send({ type: 'subscribe', stream });
+    w.send({ type: 'subscribe', stream: 'hashtag:local', tag: 'quiet' });
+    await sleep(100);
+    const parent = await post(bob, 'parent');
+    const reply = await post(alice, '@bob a reply #quiet', { in_reply_to_id: parent });
+    const unlisted = await post(alice, 'unlisted #quiet', { visibility: 'unlisted' });
+    const selfReply = await post(bob, 'a thread of my own', { in_reply_to_id: parent });
+    const [own] = await w.waitFor(isUpdate(selfReply));
+    expect(own.stream).toEqual(['public']);
+    // Replies to someone else still reach the hashtag stream (Mastodon), never the public ones.
+    const [tagged] = await w.waitFor(isUpdate(reply));
+    expect(tagged.stream).toEqual(['hashtag:local', 'quiet']);
+    await settled(roost);
+    await sleep(200);
+    expect(w.frames.filter(isUpdate(reply)).length).toBe(1);
+    expect(w.frames.filter(isUpdate(unlisted))).toEqual([]);
+    expect(w.frames.filter(isUpdate(parent)).map((f) => f.stream)).toEqual([['public']]);
+    w.close();
+  });
+
   it('drops statuses of blocked and muted authors; unsubscribe stops events', async () => {
     const c = await WsClient.open(roost, `?access_token=${carol.token}&stream=public`);
     const d = await WsClient.open(roost, `?access_token=${dave.token}&stream=public`);
