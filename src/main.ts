@@ -250,6 +250,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     if (roles.has('streaming')) {
       // Subscribed before anything opens a transaction (PGlite: LISTEN would join it).
       const hub = new StreamingHub(services, listener);
+      // Frames every subscriber of a stream gets alike go out once, fanned out by uWS in C++.
+      hub.publisher = (topic, frame) => http.publish(topic, frame);
       await hub.start();
       setStreamingHub(services, hub);
       servicesOnceOpen = services;

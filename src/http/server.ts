@@ -78,6 +78,11 @@ export interface HttpServer {
   /** Requests being handled right now. */
   readonly inFlight: number;
   /**
+   * Sends a text frame to every WebSocket subscribed to `topic` (WsPeer.subscribe), the fan-out
+   * done by uWS in C++; sockets past their backpressure bound are closed by uWS.
+   */
+  publish(topic: string, data: string): void;
+  /**
    * Graceful shutdown: stop accepting connections, let in-flight requests finish for up to
    * `drainMs` (default 10 s; responses sent meanwhile carry Connection: close), then close every
    * remaining connection (still-running handlers see ctx.signal abort). Resolves when done;
@@ -997,6 +1002,12 @@ class SocketPeer implements WsPeer {
     }
     return true;
   }
+  subscribe(topic: string): void {
+    if (this.open) this.ws.subscribe(topic);
+  }
+  unsubscribe(topic: string): void {
+    if (this.open) this.ws.unsubscribe(topic);
+  }
   close(code = 1000, reason = ''): void {
     if (!this.open) return;
     this.open = false;
@@ -1201,6 +1212,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     },
     get inFlight() {
       return server.inFlight;
+    },
+    publish(topic: string, data: string) {
+      app.publish(topic, data, false, false);
     },
     close(closeOpts?: { drainMs?: number }): Promise<void> {
       closing ??= (async () => {

@@ -22,6 +22,9 @@ export interface WsPeer {
   readonly bufferedAmount: number;
   /** False once the socket closed. */
   readonly open: boolean;
+  /** Native topics: HttpServer.publish(topic, …) sends to every socket subscribed to it, in C++. */
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
 }
 
 export interface WsSession {

@@ -24,7 +24,12 @@ export interface StreamSink {
   readonly format: 'ws' | 'sse';
   /** Writes a frame; false when the client is gone or was dropped (too slow). */
   write(text: string): boolean;
+  /** Native topics of the transport (WebSocket): frames every member gets alike are published once. */
+  topics?: { subscribe(topic: string): void; unsubscribe(topic: string): void };
 }
+
+/** The native topic of a subscription: everyone in it gets byte-identical frames. */
+const topicOf = (sub: ResolvedStream) => `${sub.key}\u0000${sub.stream.join('\u0000')}`;
 
 export class StreamClient {
   readonly accountId: string;
@@ -67,6 +72,10 @@ export class StreamingHub {
   /** Events were announced while nobody was connected (the cursor is behind). */
   stale = false;
   refresh: Promise<void> | null = null;
+  /** Sends a frame to every socket of a native topic (uWS publish), when the transport has one. */
+  publisher: ((topic: string, frame: string) => void) | null = null;
+  /** topic → clients subscribed to it natively. */
+  readonly topicMembers = new Map<string, Set<StreamClient>>();
   unlisten: (() => Promise<void>) | null = null;
   holeTimer: NodeJS.Timeout | null = null;
   /** Chain of deliveries (events go out in id order). */
@@ -172,9 +181,11 @@ export class StreamingHub {
       }
     }
     const frames = new Map<string, string>();
+    // Clients of a native topic who get the shared frame: published once when that is all of them.
+    const native = new Map<string, { frame: string; clients: StreamClient[] }>();
     for (const { client, sub } of targets) {
       if (client.closed || dropped?.has(client.accountId)) continue;
-      const verdict = verdicts.get(`${client.accountId} ${sub.context}`);
+      const verdict = verdicts.size === 0 ? undefined : verdicts.get(`${client.accountId} ${sub.context}`);
       if (verdict?.hidden) continue;
       let frame: string;
       if (verdict?.filtered && verdict.filtered.length > 0) {
@@ -184,9 +195,23 @@ export class StreamingHub {
         const fkey = `${client.sink.format}${sub.stream.join('\u0000')}`;
         frame = frames.get(fkey) ?? frameOf(client.sink.format, row.id, sub.stream, row.event, row.payload);
         frames.set(fkey, frame);
+        if (this.publisher !== null && client.sink.topics && client.pending === null && replayTo === undefined) {
+          const topic = topicOf(sub);
+          let group = native.get(topic);
+          if (!group) native.set(topic, (group = { frame, clients: [] }));
+          group.clients.push(client);
+          continue;
+        }
       }
       if (client.pending !== null && client !== replayTo) client.pending.push({ id: row.id, frame });
       else if (!client.sink.write(frame)) this.disconnect(client);
+    }
+    for (const [topic, group] of native) {
+      if (group.clients.length === this.topicMembers.get(topic)?.size) {
+        this.publisher!(topic, group.frame);
+        continue;
+      }
+      for (const client of group.clients) if (!client.closed && !client.sink.write(group.frame)) this.disconnect(client);
     }
   }
 
@@ -231,17 +256,35 @@ export class StreamingHub {
 
   subscribe(client: StreamClient, sub: ResolvedStream): void {
     if (client.closed) return;
+    const previous = client.subs.get(sub.key);
+    if (previous) this.unsubscribe(client, sub.key);
     client.subs.set(sub.key, sub);
     let set = this.byKey.get(sub.key);
     if (!set) this.byKey.set(sub.key, (set = new Set()));
     set.add(client);
+    if (client.sink.topics) {
+      const topic = topicOf(sub);
+      client.sink.topics.subscribe(topic);
+      let members = this.topicMembers.get(topic);
+      if (!members) this.topicMembers.set(topic, (members = new Set()));
+      members.add(client);
+    }
   }
 
   unsubscribe(client: StreamClient, key: string): void {
-    if (!client.subs.delete(key)) return;
+    const sub = client.subs.get(key);
+    if (!sub) return;
+    client.subs.delete(key);
     const set = this.byKey.get(key);
     set?.delete(client);
     if (set?.size === 0) this.byKey.delete(key);
+    if (client.sink.topics) {
+      const topic = topicOf(sub);
+      if (!client.closed) client.sink.topics.unsubscribe(topic);
+      const members = this.topicMembers.get(topic);
+      members?.delete(client);
+      if (members?.size === 0) this.topicMembers.delete(topic);
+    }
   }
 
   disconnect(client: StreamClient): void {

@@ -88,7 +88,11 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
       return {
         open(peer) {
           peerRef = peer;
-          client = hub.connect(accountId, { format: 'ws', write: (text) => peer.send(text) });
+          client = hub.connect(accountId, {
+            format: 'ws',
+            write: (text) => peer.send(text),
+            topics: { subscribe: (topic) => peer.subscribe(topic), unsubscribe: (topic) => peer.unsubscribe(topic) },
+          });
           if (first instanceof StreamError) sendError(peer, first);
           else if (first) hub.subscribe(client, first);
           if (resumeFrom) {
