@@ -48,7 +48,7 @@ export default defineConfig({
             ...configDefaults.exclude,
             ...UNIT,
             'test/browser/**',
-            ...(process.env.ROOST_TEST_DATABASE_URL ? [] : ['test/federation/delivery-crash.test.ts']),
+            ...(process.env.ROOST_TEST_DATABASE_URL ? [] : ['test/federation/delivery-crash.test.ts', 'test/streaming/two-processes.test.ts']),
           ],
         },
       },

@@ -7,7 +7,7 @@ import './node-version.mjs'; // first: refuses an old Node before anything else 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/index.ts';
-import { startRoost, openRoostServices, federationOn, VERSION } from './main.ts';
+import { startRoost, openRoostServices, federationOn, VERSION, ROLES, type Role } from './main.ts';
 import { sendControlCommand } from './control/socket.ts';
 import { runCommand, type CommandArgs } from './control/commands.ts';
 import { RoostError } from './lib/errors.ts';
@@ -64,12 +64,16 @@ function out(text: string): void {
 
 const COMMANDS: Record<string, CliCommand> = {
   start: {
-    usage: 'start',
-    summary: 'serve Roost in the foreground; SIGTERM/SIGINT stop it gracefully',
-    options: {},
-    async run() {
+    usage: 'start [--role web|worker|streaming|all]',
+    summary: 'serve Roost in the foreground (--role: what this process does, comma-separated; default all); SIGTERM/SIGINT stop it gracefully',
+    options: { role: { type: 'string', default: 'all' } },
+    async run(values) {
+      const given = String(values.role ?? 'all').split(',').map((r) => r.trim()).filter(Boolean);
+      const roles = given.includes('all') ? ROLES : given;
+      const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
+      if (unknown.length > 0 || roles.length === 0) throw new UsageError(`roost start: --role takes web, worker, streaming or all (got ${JSON.stringify(values.role)})`, 'start');
       // startRoost binds the port before it writes anything into the data directory.
-      const roost = await startRoost(loadConfig());
+      const roost = await startRoost(loadConfig(), { roles: roles as Role[] });
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;

@@ -31,6 +31,10 @@ import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
 import { notificationsConsumer } from './effects/notifications.ts';
 import { renderNotifications } from './api/render-notifications.ts';
+import { streamingConsumer, streamingNotificationSink } from './effects/streaming.ts';
+import { setStreamingHub, StreamingHub } from './streaming/hub.ts';
+import { streamingRoutes, streamingWebSocketRoute } from './streaming/routes.ts';
+import { Router } from './http/index.ts';
 import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
 import { handleTimer } from './services/timers.ts';
 import { createDomainPolicy } from './services/domain-policy.ts';
@@ -140,7 +144,17 @@ export interface StartOptions extends OpenOptions {
   domainFromPort?: boolean;
   /** Whether to open the control socket (default: on for the embedded database). */
   controlSocket?: boolean;
+  /**
+   * What this process does (`roost start --role`): web serves the REST API and federation, worker
+   * runs the job workers (outbox effects, deliveries, Fedify's queue), streaming serves the
+   * streaming API. Default: all three. Several processes on one PostgreSQL split the work; streaming
+   * events cross processes through the streaming_events table and LISTEN/NOTIFY.
+   */
+  roles?: readonly Role[];
 }
+
+export type Role = 'web' | 'worker' | 'streaming';
+export const ROLES: readonly Role[] = ['web', 'worker', 'streaming'];
 
 export interface RunningRoost {
   /** The configuration the instance runs with (with domainFromPort: its port, domain and URL). */
@@ -196,7 +210,10 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
   // The port first: a port in use stops the start before the data directory or database is
   // touched. Until the app is built and handed over (http.serve below) every request gets a 503.
+  const roles = new Set<Role>(opts.roles ?? ROLES);
+  let servicesOnceOpen: Services | null = null;
   const http = await startHttpServer({
+    ws: roles.has('streaming') ? [streamingWebSocketRoute(() => servicesOnceOpen)] : [],
     host: config.host,
     port: config.port,
     log,
@@ -236,6 +253,20 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       : pgNotifyListener(config.databaseUrl!, { log: log.child({ module: 'jobs' }) });
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
     const federation = federationOn(services, listener);
+    if (roles.has('streaming')) {
+      // Subscribed before anything opens a transaction (PGlite: LISTEN would join it).
+      const hub = new StreamingHub(services, listener);
+      // Frames every subscriber of a stream gets alike go out once, fanned out by uWS in C++.
+      hub.publisher = (topic, frame) => http.publish(topic, frame);
+      await hub.start();
+      setStreamingHub(services, hub);
+      servicesOnceOpen = services;
+      stops.push(async () => {
+        setStreamingHub(services, null);
+        await hub.stop();
+      });
+    }
+    if (roles.has('worker')) {
     const abort = new AbortController();
     const queueRunning = scoped(() => federation.startQueue(undefined, { signal: abort.signal }));
     stops.push(async () => {
@@ -243,11 +274,13 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       await queueRunning.catch(() => undefined);
     });
 
+    // Streaming after the home-feed fan-out: it reads whose feeds got a status. New notifications,
+    // rendered once per recipient through its filters, go to its streams and its Web Push subscriptions.
     const dispatch = createEffectDispatcher(services, federation, [
       homeFeedConsumer(services),
       conversationsConsumer(services),
-      // Streaming and Web Push plug in as sinks here (NotificationSink).
-      notificationsConsumer(services, [pushNotificationSink(services)], renderNotifications),
+      streamingConsumer(services),
+      notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)], renderNotifications),
     ]);
     const workers = scoped(() =>
       startWorkers({
@@ -295,15 +328,23 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     const deliveryContext = () => federation.createContext(new URL(config.publicUrl), undefined);
     const deliveryWorkers = scoped(() => startDeliveryWorkers(services, deliveryContext, { listener, pollIntervalMs: SAFETY_NET_POLL_MS }));
     stops.push(() => Promise.all(deliveryWorkers.map((w) => w.stop())).then(() => undefined));
+    }
 
-    const router = buildRouter(services, federation);
+    let router: Router;
+    if (roles.has('web')) router = buildRouter(services, federation);
+    else {
+      // A streaming-only process serves the streaming endpoints alone (a worker-only one: nothing but health).
+      router = new Router();
+      if (roles.has('streaming')) streamingRoutes(router, services);
+      else router.get('/api/v1/streaming/health', () => new Response('OK', { status: 200 }));
+    }
     const forwardedCreate = forwardedCreateGate(services, federation);
     const unknownDelete = unknownActorDeleteGate(services);
     http.serve({
       router,
       // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs, and those from servers the
       // domain policy refuses, stop here, before Fedify's JSON-LD work.
-      fallback: (request: Request) =>
+      fallback: !roles.has('web') ? undefined : (request: Request) =>
         scoped(async () =>
           (await guardInbox(request, (host) => services.domainPolicy.allowed(host))) ??
           // A Delete from an actor this server does not know: 202, dropped without fetching its key.

@@ -31,6 +31,7 @@ import { conversationRoutes } from './v1/conversations.ts';
 import { notificationRoutes } from './v1/notifications.ts';
 import { notificationV2Routes } from './v2/notifications.ts';
 import { reportRoutes } from './v1/reports.ts';
+import { streamingRoutes } from '../streaming/routes.ts';
 import { bookmarkRoutes } from './v1/bookmarks.ts';
 import { favouriteRoutes } from './v1/favourites.ts';
 import { listRoutes } from './v1/lists.ts';
@@ -67,6 +68,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   notificationRoutes(router, services);
   notificationV2Routes(router, services);
   reportRoutes(router, services);
+  streamingRoutes(router, services);
   bookmarkRoutes(router, services);
   favouriteRoutes(router, services);
   mediaFileRoutes(router, services);

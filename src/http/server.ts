@@ -25,8 +25,8 @@ import { DEFAULT_MULTIPART_LIMITS, type MultipartLimits } from './multipart.ts';
 import { FileResponse, json, StringResponse } from './response.ts';
 import { isMethodNotAllowed, type BeforeBody, type Handler, type Router } from './router.ts';
 import net from 'node:net';
-import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.ts';
-import type { WebSocketRoute } from './websocket.ts';
+import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from './uws.ts';
+import type { WebSocketRoute, WsPeer, WsSession } from './websocket.ts';
 import type { TrustedProxies } from '../lib/client-address.ts';
 
 export interface HttpServerOptions {
@@ -61,7 +61,7 @@ export interface HttpServerOptions {
   accessLog?: boolean;
   /** Peers whose X-Forwarded-For names the client (ctx.remoteAddress); default none. */
   trustedProxies?: TrustedProxies;
-  /** Extension point for the streaming API: WebSocket routes on the same port (not implemented yet). */
+  /** WebSocket routes on the same port (the streaming API; see websocket.ts). */
   ws?: WebSocketRoute[];
 }
 
@@ -77,6 +77,11 @@ export interface HttpServer {
   serve(app: { router: Router; fallback?: Fallback }): void;
   /** Requests being handled right now. */
   readonly inFlight: number;
+  /**
+   * Sends a text frame to every WebSocket subscribed to `topic` (WsPeer.subscribe), the fan-out
+   * done by uWS in C++; sockets past their backpressure bound are closed by uWS.
+   */
+  publish(topic: string, data: string): void;
   /**
    * Graceful shutdown: stop accepting connections, let in-flight requests finish for up to
    * `drainMs` (default 10 s; responses sent meanwhile carry Connection: close), then close every
@@ -968,6 +973,174 @@ function toBytes(v: unknown): Uint8Array {
   throw new TypeError('response body chunks must be Uint8Array');
 }
 
+interface WsData {
+  session: WsSession;
+  peer: SocketPeer | null;
+}
+
+/** The WsPeer over one uWS socket: sends are corked, a socket over its backpressure bound is closed. */
+class SocketPeer implements WsPeer {
+  ws: WebSocket<WsData>;
+  open = true;
+  readonly limit: number;
+  constructor(ws: WebSocket<WsData>, limit: number) {
+    this.ws = ws;
+    this.limit = limit;
+  }
+  get bufferedAmount(): number {
+    return this.open ? this.ws.getBufferedAmount() : 0;
+  }
+  send(data: string | Uint8Array): boolean {
+    if (!this.open) return false;
+    // One frame, one write: uWS writes an uncorked send at once (1 sent, 0 partly buffered, 2 dropped).
+    const status = this.ws.send(data, typeof data !== 'string');
+    if (status === 1) return true;
+    if (status === 2 || this.ws.getBufferedAmount() > this.limit) {
+      // A slow client: dropped, not buffered forever.
+      this.close(1013, 'Too slow');
+      return false;
+    }
+    return true;
+  }
+  subscribe(topic: string): void {
+    if (this.open) this.ws.subscribe(topic);
+  }
+  unsubscribe(topic: string): void {
+    if (this.open) this.ws.unsubscribe(topic);
+  }
+  close(code = 1000, reason = ''): void {
+    if (!this.open) return;
+    this.open = false;
+    try {
+      this.ws.end(code, reason);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+const WS_DEFAULT_MAX_PAYLOAD = 16 * 1024;
+const WS_DEFAULT_IDLE_SECONDS = 120;
+const WS_DEFAULT_MAX_BACKPRESSURE = 1024 * 1024;
+
+function registerWebSocketRoute(app: TemplatedApp, server: Server, route: WebSocketRoute): void {
+  const limit = route.maxBackpressureBytes ?? WS_DEFAULT_MAX_BACKPRESSURE;
+  app.ws<WsData>(route.pattern, {
+    maxPayloadLength: route.maxPayloadLength ?? WS_DEFAULT_MAX_PAYLOAD,
+    idleTimeout: route.idleTimeoutSeconds ?? WS_DEFAULT_IDLE_SECONDS,
+    sendPingsAutomatically: true,
+    // uWS itself closes a socket whose buffer passes twice the bound (WsPeer.send closes it at the bound).
+    maxBackpressure: limit * 2,
+    closeOnBackpressureLimit: true,
+    upgrade: (res, req, context) => {
+      const method = req.getCaseSensitiveMethod();
+      const path = req.getUrl();
+      const query = req.getQuery() ?? '';
+      collecting = [];
+      req.forEach(collectHeader);
+      const raw = collecting;
+      let host: string | null = null;
+      let incomingId = '';
+      let key = '';
+      let protocol = '';
+      let extensions = '';
+      for (let i = 0; i < raw.length; i += 2) {
+        switch (raw[i]) {
+          case 'host': host = raw[i + 1]; break;
+          case 'x-request-id': incomingId = raw[i + 1]; break;
+          case 'sec-websocket-key': key = raw[i + 1]; break;
+          case 'sec-websocket-protocol': protocol = raw[i + 1]; break;
+          case 'sec-websocket-extensions': extensions = raw[i + 1]; break;
+        }
+      }
+      const start = performance.now();
+      const reqId = requestId(incomingId);
+      let aborted = false;
+      let remote: string | null = null;
+      try {
+        remote = Buffer.from(res.getRemoteAddressAsText()).toString('latin1');
+      } catch {
+        remote = '';
+      }
+      const source = { remoteAddress: () => remote ?? '', trustedProxies: server.trustedProxies };
+      const ctx = new HttpContext(method, path, query, raw, reqId, server.publicBase ?? host, source, server.log);
+      res.onAborted(() => {
+        aborted = true;
+        ctx.abort();
+      });
+      const refuse = async (response: Response) => {
+        const body = await response.text().catch(() => '');
+        if (aborted) return;
+        res.cork(() => {
+          res.writeStatus(statusLine(response.status));
+          response.headers.forEach((v, k) => {
+            if (!SKIP_RESPONSE_HEADERS.has(k)) res.writeHeader(k, v);
+          });
+          res.writeHeader('x-request-id', reqId);
+          res.end(body, true);
+        });
+        if (server.accessLog) server.writeAccessLog(reqId, method, path, response.status, Math.round((performance.now() - start) * 100) / 100, false);
+      };
+      void (async () => {
+        let accepted: WsSession | Response;
+        try {
+          accepted = await route.accept(ctx);
+        } catch (err) {
+          accepted = clientError(err) ?? errorResponse(500, 'Internal Server Error');
+          if (accepted.status === 500) server.log.error({ err, reqId, path }, 'websocket upgrade failed');
+        }
+        if (aborted) return;
+        if (accepted instanceof Response) return refuse(accepted);
+        const session = accepted;
+        // Echo the first protocol the client offered (the token, for Mastodon clients).
+        const echo = protocol.split(',')[0]?.trim() ?? '';
+        res.cork(() => {
+          res.upgrade<WsData>({ session, peer: null }, key, echo, extensions, context);
+        });
+        if (server.accessLog) server.writeAccessLog(reqId, method, path, 101, Math.round((performance.now() - start) * 100) / 100, false);
+      })().catch((err) => server.log.error({ err, reqId, path }, 'websocket upgrade failed'));
+    },
+    open: (ws) => {
+      const data = ws.getUserData();
+      const peer = new SocketPeer(ws, limit);
+      data.peer = peer;
+      try {
+        data.session.open?.(peer);
+      } catch (err) {
+        server.log.error({ err }, 'websocket open handler failed');
+        peer.close(1011, 'Internal error');
+      }
+    },
+    message: (ws, message, isBinary) => {
+      const data = ws.getUserData();
+      if (data.peer === null || !data.peer.open) return;
+      // The message's ArrayBuffer is only valid during this callback: copy it.
+      const bytes = new Uint8Array(message.byteLength);
+      bytes.set(new Uint8Array(message));
+      try {
+        data.session.message?.(data.peer, bytes, isBinary);
+      } catch (err) {
+        server.log.error({ err }, 'websocket message handler failed');
+      }
+    },
+    drain: (ws) => {
+      const data = ws.getUserData();
+      if (data.peer !== null) data.session.drain?.(data.peer);
+    },
+    close: (ws, code) => {
+      const data = ws.getUserData();
+      const peer = data.peer;
+      if (peer === null) return;
+      peer.open = false;
+      try {
+        data.session.close?.(peer, code);
+      } catch (err) {
+        server.log.error({ err }, 'websocket close handler failed');
+      }
+    },
+  });
+}
+
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 /** A port that cannot be bound; `code` is the errno (EADDRINUSE, EACCES, EADDRNOTAVAIL…). */
@@ -1005,13 +1178,11 @@ async function listenError(host: string, port: number): Promise<ListenError> {
 
 /** Start the HTTP server. Resolves once it listens; throws a ListenError when it cannot. */
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
-  if (opts.ws !== undefined && opts.ws.length > 0) {
-    throw new Error('WebSocket routes are not implemented yet (extension point: src/http/websocket.ts)');
-  }
   const uws = loadUws();
   const app = uws.App();
   const server = new Server(app, opts);
-  // WebSocket routes (app.ws) will be registered here, before the catch-all.
+  // WebSocket routes before the catch-all.
+  for (const route of opts.ws ?? []) registerWebSocketRoute(app, server, route);
   app.any('/*', (res, req) => server.onRequest(res, req));
 
   // Exclusively: uWS binds with SO_REUSEPORT by default, which lets a second server share the port
@@ -1041,6 +1212,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     },
     get inFlight() {
       return server.inFlight;
+    },
+    publish(topic: string, data: string) {
+      app.publish(topic, data, false, false);
     },
     close(closeOpts?: { drainMs?: number }): Promise<void> {
       closing ??= (async () => {

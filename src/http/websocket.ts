@@ -1,23 +1,30 @@
-// Extension point for WebSocket routes (the streaming API, /api/v1/streaming), served by uWS on the
-// same port as HTTP. Not implemented yet: startHttpServer refuses a non-empty `ws` option.
+// WebSocket routes (the streaming API, /api/v1/streaming), served by uWS on the same port as HTTP.
 //
-// Plan (so src/streaming never imports uWS):
-//   - startHttpServer registers `app.ws(route.pattern, behavior)` for each route BEFORE its
-//     `app.any('/*')` catch-all.
-//   - behavior.upgrade copies method/url/query/headers synchronously (same as HTTP), registers
-//     onAborted, builds a RequestContext and awaits `route.accept(ctx)`; a Response rejects the
-//     upgrade (written as a normal HTTP response, e.g. 401 JSON), otherwise the returned session
-//     handlers become the socket's user data and `res.upgrade(...)` runs inside res.cork.
-//   - open/message/close/drain call the session's handlers with a small `WsPeer` (send with
-//     getBufferedAmount-based backpressure, close, remoteAddress); topics stay in src/streaming.
+// How startHttpServer serves them (so src/streaming never imports uWS):
+//   - `app.ws(route.pattern, behavior)` for each route, registered BEFORE the `app.any('/*')` catch-all.
+//   - upgrade copies method/url/query/headers synchronously (same as HTTP), registers onAborted,
+//     builds a RequestContext and awaits `route.accept(ctx)`; a Response refuses the upgrade (written
+//     as a normal HTTP response, e.g. 401 JSON), otherwise the returned session becomes the socket's
+//     user data and `res.upgrade(...)` runs inside res.cork. The first Sec-WebSocket-Protocol the
+//     client offered is echoed back (Mastodon clients send the token there and expect it back).
+//   - open/message/close/drain call the session's handlers with a small `WsPeer`.
+//   - Backpressure: a socket whose unsent bytes pass `maxBackpressureBytes` is closed (uWS
+//     closeOnBackpressureLimit, and WsPeer.send checks too): a slow client is dropped, never
+//     buffered forever. Idle sockets are pinged automatically and closed after idleTimeoutSeconds.
 
 import type { RequestContext } from './context.ts';
 
 export interface WsPeer {
+  /** Queues a text (string) or binary frame; false when the peer is gone or was dropped as too slow. */
   send(data: string | Uint8Array): boolean;
   close(code?: number, reason?: string): void;
   /** Bytes waiting to be written (backpressure). */
   readonly bufferedAmount: number;
+  /** False once the socket closed. */
+  readonly open: boolean;
+  /** Native topics: HttpServer.publish(topic, …) sends to every socket subscribed to it, in C++. */
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
 }
 
 export interface WsSession {
@@ -32,6 +39,10 @@ export interface WebSocketRoute {
   pattern: string;
   /** Authenticate/authorize the upgrade request; a Response refuses it. */
   accept(ctx: RequestContext): Promise<WsSession | Response> | WsSession | Response;
+  /** Largest incoming message (default 16 KiB; larger ones close the socket). */
   maxPayloadLength?: number;
+  /** Close a socket silent this long (pings are sent automatically before that); default 120 s. */
   idleTimeoutSeconds?: number;
+  /** Unsent bytes beyond which a socket is dropped as too slow (default 1 MiB). */
+  maxBackpressureBytes?: number;
 }

@@ -6,7 +6,7 @@
  */
 import type { Services } from '../context.ts';
 import { compileFilterSet, type FilterSet } from '../lib/filter-engine.ts';
-import { loadFilters } from './reads/filters.ts';
+import { loadActiveFiltersOf, loadFilters } from './reads/filters.ts';
 
 export {
   applyFilters,
@@ -27,4 +27,10 @@ export {
 /** The account's filters in force now (services.clock), compiled: one statement. */
 export async function loadFilterSet(services: Services, accountId: string): Promise<FilterSet> {
   return compileFilterSet(accountId, await loadFilters(services.db.sql, accountId, { activeAt: services.clock.now() }));
+}
+
+/** The filter sets of many accounts (those in force now): one statement. */
+export async function loadFilterSets(services: Services, accountIds: readonly string[]): Promise<Map<string, FilterSet>> {
+  const rows = await loadActiveFiltersOf(services.db.sql, accountIds, services.clock.now());
+  return new Map([...rows].map(([id, r]) => [id, compileFilterSet(id, r)]));
 }

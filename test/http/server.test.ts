@@ -616,10 +616,7 @@ describe('options', () => {
     }
   });
 
-  it('refuses the not-yet-implemented ws option and a relative publicUrl', async () => {
-    await expect(startTestServer(new Router(), { ws: [{ pattern: '/api/v1/streaming', accept: () => new Response(null) }] })).rejects.toThrowError(
-      'WebSocket routes are not implemented yet',
-    );
+  it('refuses a relative publicUrl (WebSocket routes: test/streaming/backpressure.test.ts)', async () => {
     await expect(startTestServer(new Router(), { publicUrl: 'roost.example' })).rejects.toThrowError('publicUrl must be an absolute http(s) URL');
   });
 });

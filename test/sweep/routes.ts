@@ -20,7 +20,9 @@ export type Auth =
   /** Any valid token (apps/verify_credentials). */
   | 'token'
   /** OAuth client credentials (Basic auth or client_id/client_secret). */
-  | 'client';
+  | 'client'
+  /** The streaming API: a user's token with the scope; every token problem is a 401, as Mastodon's streaming server. */
+  | 'streaming';
 
 /** The kind of a param: decides which malformed values the sweep sends. */
 export type Kind =
@@ -433,6 +435,20 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },
   { method: 'GET', path: '/api/v1/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },
   { method: 'DELETE', path: '/api/v1/suggestions/:account_id', auth: 'user', scopes: WRITE_ACCOUNTS, pathParams: { account_id: 'account' }, unknownIdOk: true },
+
+  // Streaming (server-sent events; the WebSocket upgrade is tested in test/streaming)
+  { method: 'GET', path: '/api/v1/streaming/health', auth: 'public' },
+  { method: 'GET', path: '/api/v1/streaming', auth: 'streaming', scopes: READ_STATUSES, params: { stream: 'string', tag: 'string', list: 'id' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/user', auth: 'streaming', scopes: READ_STATUSES },
+  { method: 'GET', path: '/api/v1/streaming/user/notification', auth: 'streaming', scopes: ['read', 'read:notifications'] },
+  { method: 'GET', path: '/api/v1/streaming/public', auth: 'streaming', scopes: READ_STATUSES, params: { only_media: 'bool' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/public/local', auth: 'streaming', scopes: READ_STATUSES, params: { only_media: 'bool' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/public/remote', auth: 'streaming', scopes: READ_STATUSES, params: { only_media: 'bool' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/hashtag', auth: 'streaming', scopes: READ_STATUSES, params: { tag: 'string' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/hashtag/local', auth: 'streaming', scopes: READ_STATUSES, params: { tag: 'string' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/list', auth: 'streaming', scopes: READ_STATUSES, params: { list: 'id' }, in: 'query' },
+  { method: 'GET', path: '/api/v1/streaming/direct', auth: 'streaming', scopes: READ_STATUSES },
+  { method: 'GET', path: '/api/v1/streaming/*', auth: 'public', pathParams: { '*': 'media' } },
 ];
 
 export function routeKey(r: { method: string; path: string }): string {

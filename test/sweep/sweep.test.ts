@@ -238,7 +238,9 @@ const isOneOf = (...codes: number[]) => (s: number) => codes.includes(s);
 function authCases(route: RouteSpec, fx: Fixture): Case[] {
   const path = fillPath(route, fx);
   const userRoute = route.auth === 'user' || route.auth === 'admin';
-  const needsToken = userRoute || route.auth === 'token' || route.auth === 'app';
+  // The streaming API answers every token problem 401, as Mastodon's streaming server (scopes included).
+  const streaming = route.auth === 'streaming';
+  const needsToken = userRoute || streaming || route.auth === 'token' || route.auth === 'app';
   const checksToken = needsToken || route.auth === 'public+scope';
   const cases: Case[] = [];
   const add = (label: string, headers: Record<string, string>, expect?: (s: number) => boolean, query?: string) =>
@@ -260,12 +262,13 @@ function authCases(route: RouteSpec, fx: Fixture): Case[] {
     add('Basic: empty', { authorization: 'Basic' }, is4xx);
     add('Basic: huge', { authorization: `Basic ${b64(`${'a'.repeat(3000)}:b`)}` }, is4xx);
   }
-  if (userRoute || route.auth === 'public+scope') {
+  if (userRoute || streaming || route.auth === 'public+scope') {
     const scopes = route.scopes ?? [];
     for (const [scope, token] of Object.entries(fx.scoped)) {
-      if (scopes.length > 0 && !anyScopeSatisfied([scope], scopes)) add(`wrong scope (${scope} token)`, { authorization: `Bearer ${token}` }, isOneOf(403));
+      if (scopes.length > 0 && !anyScopeSatisfied([scope], scopes)) add(`wrong scope (${scope} token)`, { authorization: `Bearer ${token}` }, isOneOf(streaming ? 401 : 403));
     }
   }
+  if (streaming) add('app token on a streaming route', { authorization: `Bearer ${fx.appToken}` }, isOneOf(401));
   if (userRoute) add('app token on a user route', { authorization: `Bearer ${fx.appToken}` }, isOneOf(403, 422));
   if (userRoute && !route.allowsUnconfirmed) add('unconfirmed user', { authorization: `Bearer ${fx.unconfirmedToken}` }, isOneOf(403));
   if (route.auth === 'admin') add('a user without the permission', { authorization: `Bearer ${fx.plainAdminScopes}` }, isOneOf(403));
@@ -421,6 +424,11 @@ async function send(roost: TestRoost, c: Case): Promise<{ status: number; type: 
   const init: RequestInit = { method: c.route.method, headers: c.headers, redirect: 'manual' };
   if (c.body !== undefined) init.body = c.body as RequestInit["body"];
   const res = await fetch(url, init);
+  // A stream that opened (a valid request to the streaming API) is not read to its end.
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, type: 'text/event-stream', text: '' };
+  }
   const text = await res.text();
   return { status: res.status, type: res.headers.get('content-type') ?? '', text };
 }

@@ -22,6 +22,7 @@ import { Migration20261123196000_deliveries } from './Migration20261123196000_de
 import { Migration20261126203000_account_conversations } from './Migration20261126203000_account_conversations.ts';
 import { Migration20261126202000_lists_markers } from './Migration20261126202000_lists_markers.ts';
 import { Migration20261126204000_scheduled_statuses } from './Migration20261126204000_scheduled_statuses.ts';
+import { Migration20261127002000_streaming } from './Migration20261127002000_streaming.ts';
 import { Migration20261126206000_instance_actor } from './Migration20261126206000_instance_actor.ts';
 import { Migration20261127001000_notifications } from './Migration20261127001000_notifications.ts';
 import { Migration20261127003000_push } from './Migration20261127003000_push.ts';
@@ -58,5 +59,6 @@ export const MIGRATIONS = [
   Migration20261126206000_instance_actor,
   Migration20261127000000_filters,
   Migration20261127001000_notifications,
+  Migration20261127002000_streaming,
   Migration20261127003000_push,
 ];

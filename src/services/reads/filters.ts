@@ -57,6 +57,25 @@ export async function loadFilters(sql: Sql, accountId: string, q: FilterQuery = 
   return rows.map(filterRow);
 }
 
+/** The filters in force at `activeAt` of each of `accountIds`, by account: one statement. */
+export async function loadActiveFiltersOf(sql: Sql, accountIds: readonly string[], activeAt: Date): Promise<Map<string, FilterRow[]>> {
+  const out = new Map<string, FilterRow[]>(accountIds.map((id) => [id, []]));
+  if (accountIds.length === 0) return out;
+  const rows = await sql.query<RawFilter & { account_id: string }>(
+    `select f.account_id::text as account_id, f.id::text as id, f.title, f.context, f.action, f.expires_at,
+            (select json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword, 'whole_word', k.whole_word) order by k.id)
+               from filter_keywords k where k.filter_id = f.id) as keywords,
+            (select json_agg(json_build_object('id', fs.id::text, 'status_id', fs.status_id::text) order by fs.id)
+               from filter_statuses fs where fs.filter_id = f.id) as statuses
+       from filters f
+      where f.account_id = any($1::bigint[]) and (f.expires_at is null or f.expires_at > $2::timestamptz)
+      order by f.id`,
+    [[...accountIds], activeAt],
+  );
+  for (const r of rows) out.get(r.account_id)?.push(filterRow(r));
+  return out;
+}
+
 export async function filtersOf(services: Services, accountId: string): Promise<FilterRow[]> {
   return loadFilters(services.db.sql, accountId);
 }

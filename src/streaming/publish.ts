@@ -1,0 +1,173 @@
+/**
+ * What goes to which stream, rendered once (as Mastodon's InlineRenderer: a public rendering,
+ * without viewer flags), written to the streaming event log (src/streaming/store.ts) from which
+ * every streaming process delivers it. Called by the outbox consumer (src/effects/streaming.ts)
+ * after the home-feed fan-out, so home_feeds/list_feeds rows already say whose feeds got a status.
+ *
+ *   status.created   update → public streams (public, not a reply to someone else, not a reblog;
+ *                    local/remote and media variants), hashtag streams, `user` of the author and
+ *                    of each local follower whose home feed got it, lists that got it; direct →
+ *                    `conversation` on the direct stream of each local participant
+ *   status.updated   status.update → the same audience
+ *   status.deleted   delete (the bare id) → the same audience, and each deleted reblog's
+ *   status.reblogged update (the reblog) → `user` of the booster and of followers who got it, lists
+ *   filters.changed  filters_changed (no payload) → the account's `user` stream
+ */
+import type { Services } from '../context.ts';
+import { loadStatusPage } from '../services/reads/statuses.ts';
+import { loadAccountPage } from '../services/reads/accounts.ts';
+import { serializeStatus } from '../serializers/status.ts';
+import { serializeConversation } from '../serializers/conversation.ts';
+import { visibleSql } from '../services/reads/statuses.ts';
+import { writeStreamingEvent } from './store.ts';
+import { hashtagKey } from './streams.ts';
+
+interface StatusFacts {
+  id: string;
+  accountId: string;
+  visibility: string;
+  local: boolean;
+  domain: string | null;
+  reblog: boolean;
+  reply: boolean;
+  media: boolean;
+  tags: string[];
+  mentionIds: string[];
+}
+
+async function statusFacts(services: Services, id: string): Promise<StatusFacts | null> {
+  const [r] = await services.db.sql.query<{
+    id: string; account_id: string; visibility: string; domain: string | null; reblog: boolean; reply_other: boolean; media: boolean; tags: string[] | null; mentions: string[] | null;
+  }>(
+    `select s.id::text, s.account_id::text, s.visibility, a.domain, s.reblog_of_id is not null as reblog,
+            (s.in_reply_to_id is not null and s.in_reply_to_account_id is distinct from s.account_id) as reply_other,
+            exists (select 1 from media_attachments m where m.status_id = coalesce(s.reblog_of_id, s.id)) as media,
+            array(select t.name from statuses_tags st join tags t on t.id = st.tag_id where st.status_id = s.id) as tags,
+            array(select m.account_id::text from mentions m where m.status_id = coalesce(s.reblog_of_id, s.id)) as mentions
+       from statuses s join accounts a on a.id = s.account_id where s.id = $1`,
+    [id],
+  );
+  if (!r) return null;
+  return {
+    id: r.id, accountId: r.account_id, visibility: r.visibility, local: r.domain === null, domain: r.domain, reblog: r.reblog,
+    reply: r.reply_other, media: r.media, tags: r.tags ?? [], mentionIds: r.mentions ?? [],
+  };
+}
+
+/** The stream keys of a status (its feeds as they are now). */
+async function audience(services: Services, f: StatusFacts): Promise<string[]> {
+  const keys: string[] = [];
+  if (f.visibility === 'public' && !f.reblog) {
+    if (!f.reply) {
+      const where = f.local ? 'local' : 'remote';
+      keys.push('public', `public:${where}`);
+      if (f.media) keys.push('public:media', `public:${where}:media`);
+    }
+    for (const tag of f.tags) {
+      keys.push(hashtagKey(tag, false));
+      if (f.local) keys.push(hashtagKey(tag, true));
+    }
+  }
+  const rows = await services.db.sql.query<{ key: string }>(
+    `select 'user:' || h.account_id::text as key from home_feeds h where h.status_id = $1
+     union select 'list:' || l.list_id::text from list_feeds l where l.status_id = $1`,
+    [f.id],
+  );
+  for (const r of rows) keys.push(r.key);
+  if (f.local) keys.push(`user:${f.accountId}`);
+  return [...new Set(keys)];
+}
+
+/** A status rendered for nobody in particular (no viewer flags). */
+async function renderPublic(services: Services, id: string): Promise<string | null> {
+  const { statuses, view } = await loadStatusPage(services, [id], null);
+  const s = statuses.get(id);
+  const json = s ? serializeStatus(s, statuses, view) : null;
+  return json ? JSON.stringify(json) : null;
+}
+
+async function publishStatus(services: Services, statusId: string, event: 'update' | 'status.update'): Promise<void> {
+  const f = await statusFacts(services, statusId);
+  if (!f) return;
+  const payload = await renderPublic(services, statusId);
+  if (payload === null) return;
+  const streams = await audience(services, f);
+  await writeStreamingEvent(services, { streams, event, payload, authorId: f.accountId, mentionIds: f.mentionIds, authorDomain: f.domain });
+  if (event === 'update' && f.visibility === 'direct') await publishConversations(services, statusId);
+}
+
+/** `conversation` on the direct stream of each local participant of a direct status. */
+async function publishConversations(services: Services, statusId: string): Promise<void> {
+  const rows = await services.db.sql.query<{ id: string; account_id: string; unread: boolean; participants: string[] | null; last_status_id: string | null }>(
+    `select ac.id::text, ac.account_id::text, ac.unread, ac.participant_account_ids::text[] as participants,
+            (select max(s.id)::text from statuses s where s.id = any(ac.status_ids) and ${visibleSql('s', 'ac.account_id')}) as last_status_id
+       from account_conversations ac join accounts a on a.id = ac.account_id and a.domain is null
+      where $1::bigint = any(ac.status_ids)`,
+    [statusId],
+  );
+  for (const r of rows) {
+    const participants = r.participants ?? [];
+    const { accounts, view: accountView } = await loadAccountPage(services, [...new Set([r.account_id, ...participants])]);
+    const { statuses, view: statusView } = await loadStatusPage(services, r.last_status_id ? [r.last_status_id] : [], r.account_id);
+    const json = serializeConversation(
+      { id: r.id, unread: r.unread, participantIds: participants, viewerId: r.account_id, lastStatusId: r.last_status_id },
+      { accounts, accountView, statuses, statusView },
+    );
+    await writeStreamingEvent(services, { streams: [`direct:${r.account_id}`], event: 'conversation', payload: JSON.stringify(json) });
+  }
+}
+
+async function publishDelete(services: Services, statusId: string, reblogIds: readonly string[]): Promise<void> {
+  for (const id of [statusId, ...reblogIds]) {
+    const f = await statusFacts(services, id);
+    if (!f) continue;
+    const streams = await audience(services, f);
+    if (f.visibility === 'direct') {
+      const rows = await services.db.sql.query<{ key: string }>(
+        `select 'direct:' || ac.account_id::text as key from account_conversations ac join accounts a on a.id = ac.account_id and a.domain is null
+          where $1::bigint = any(ac.status_ids)`,
+        [id],
+      );
+      streams.push(...rows.map((r) => r.key));
+    }
+    await writeStreamingEvent(services, { streams, event: 'delete', payload: id });
+  }
+}
+
+/** Streams one committed outbox event (the consumer in src/effects/streaming.ts). */
+export async function publishOutboxEvent(services: Services, event: { type: string; [k: string]: unknown }): Promise<void> {
+  const statusId = typeof event.statusId === 'string' ? event.statusId : null;
+  switch (event.type) {
+    case 'status.created':
+    case 'status.reblogged':
+      if (statusId) await publishStatus(services, statusId, 'update');
+      return;
+    case 'status.updated':
+      if (statusId) await publishStatus(services, statusId, 'status.update');
+      return;
+    case 'status.deleted':
+      if (statusId) await publishDelete(services, statusId, Array.isArray(event.reblogIds) ? (event.reblogIds as string[]) : []);
+      return;
+    case 'filters.changed':
+      if (typeof event.accountId === 'string') await publishFiltersChanged(services, event.accountId);
+      return;
+    default:
+      return;
+  }
+}
+
+/** `notification` on the account's user and user:notification streams (the notifications sink calls this). */
+export async function publishNotification(services: Services, accountId: string, notificationJson: unknown): Promise<void> {
+  await writeStreamingEvent(services, { streams: [`user:${accountId}`, `user:notification:${accountId}`], event: 'notification', payload: JSON.stringify(notificationJson) });
+}
+
+/** `filters_changed` (no payload) on the account's user stream. */
+export async function publishFiltersChanged(services: Services, accountId: string): Promise<void> {
+  await writeStreamingEvent(services, { streams: [`user:${accountId}`], event: 'filters_changed', payload: null });
+}
+
+/** `announcement` on the user stream of every local account (no source of announcements yet: the plumbing). */
+export async function publishAnnouncement(services: Services, announcementJson: unknown): Promise<void> {
+  const rows = await services.db.sql.query<{ key: string }>(`select 'user:' || id::text as key from accounts where domain is null`);
+  await writeStreamingEvent(services, { streams: rows.map((r) => r.key), event: 'announcement', payload: JSON.stringify(announcementJson) });
+}
