@@ -17,6 +17,7 @@ import type { InstanceLimits } from '../../config/index.ts';
 import { AccountSchema, UserSchema, type Account } from '../db/entities/index.ts';
 import { Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
+import { QUOTE_POLICIES } from '../serializers/preferences.ts';
 import { countedLength } from '../lib/text-format.ts';
 import { recordEvent } from './actor-store.ts';
 import { sqlFromEm } from '../db/sql.ts';
@@ -45,7 +46,7 @@ export interface ProfileUpdate {
   indexable?: boolean;
   hideCollections?: boolean;
   fields?: { name: string; value: string }[];
-  source?: { privacy?: string; sensitive?: boolean; language?: string | null };
+  source?: { privacy?: string; sensitive?: boolean; language?: string | null; quotePolicy?: string };
   avatar?: Uint8Array;
   header?: Uint8Array;
 }
@@ -79,6 +80,8 @@ function validateProfileUpdate(input: ProfileUpdate, limits: InstanceLimits['acc
   if (privacy !== undefined && !(DEFAULT_VISIBILITIES as readonly string[]).includes(privacy)) {
     v.add('source.privacy', 'ERR_INCLUSION', 'is not included in the list');
   }
+  const quotePolicy = input.source?.quotePolicy;
+  if (quotePolicy !== undefined && !QUOTE_POLICIES.includes(quotePolicy)) v.add('source.quote_policy', 'ERR_INCLUSION', 'is not included in the list');
   const language = input.source?.language;
   if (language && !isSupportedLanguage(language)) v.add('source.language', 'ERR_INCLUSION', 'is not included in the list');
   for (const [key, data] of [['avatar', input.avatar], ['header', input.header]] as const) {
@@ -167,6 +170,7 @@ export async function updateProfile(services: Services, accountId: string, userI
       if (source.privacy !== undefined) settings['posting:default:visibility'] = source.privacy;
       if (source.sensitive !== undefined) settings['posting:default:sensitive'] = source.sensitive;
       if (source.language !== undefined) settings['posting:default:language'] = source.language || null;
+      if (source.quotePolicy !== undefined) settings['posting:default:quote_policy'] = source.quotePolicy;
       user.settings = settings;
       user.updatedAt = services.clock.now();
       account.updatedAt = services.clock.now();

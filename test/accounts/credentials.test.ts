@@ -95,16 +95,20 @@ describe('GET /api/v1/preferences', () => {
       'posting:default:visibility': 'public',
       'posting:default:sensitive': false,
       'posting:default:language': null,
+      'posting:default:quote_policy': 'public',
       'reading:expand:media': 'default',
       'reading:expand:spoilers': false,
       'reading:autoplay:gifs': false,
     });
-    const upd = await me.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { source: { privacy: 'unlisted', sensitive: true, language: 'de' } } });
+    const bad = await me.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { source: { quote_policy: 'everyone' } } });
+    expect(bad).toMatchObject({ status: 422, body: { details: { 'source.quote_policy': [{ error: 'ERR_INCLUSION' }] } } });
+    const upd = await me.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { source: { privacy: 'unlisted', sensitive: true, language: 'de', quote_policy: 'followers' } } });
     expect(upd.body.source).toMatchObject({ privacy: 'unlisted', sensitive: true, language: 'de' });
     expect((await me.api('/api/v1/preferences')).body).toEqual({
       'posting:default:visibility': 'unlisted',
       'posting:default:sensitive': true,
       'posting:default:language': 'de',
+      'posting:default:quote_policy': 'followers',
       'reading:expand:media': 'default',
       'reading:expand:spoilers': false,
       'reading:autoplay:gifs': false,

@@ -97,6 +97,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
         privacy: paramString(source.privacy),
         sensitive: paramBool(source.sensitive),
         language: source.language === undefined ? undefined : (paramString(source.language) ?? null),
+        quotePolicy: paramString(source.quote_policy),
       },
       avatar: file('avatar'),
       header: file('header'),
