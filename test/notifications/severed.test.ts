@@ -1,7 +1,8 @@
 /**
  * severed_relationships (Mastodon 4.3) across two real instances: a user's domain block and an
  * admin's suspend of the other server end follows, and each local account that lost some gets one
- * notification carrying the event with its own counts (v1 and v2, types[] / exclude_types[]);
+ * notification carrying the event with its own counts (v1 and v2, types[] / exclude_types[]); a
+ * block raised from silence to suspend severs too, and a pending request is not counted;
  * accounts that lost nothing get nothing; a replayed event job writes nothing twice; a page holding
  * events costs one statement more, whatever its size.
  */
@@ -196,6 +197,32 @@ describe('severed_relationships', () => {
     expect(v2.accounts.map((x: any) => x.id)).toEqual([alice.account.id]);
     const one = (await alice.api(`/api/v2/notifications/ungrouped-${n.id}`)).body;
     expect(one.notification_groups[0]).toMatchObject({ type: 'severed_relationships', event: expected });
+  });
+
+  it('a block changed to suspend severs too; a pending request is not counted', async () => {
+    const [{ id: blockId }] = (await admin.api('/api/v1/admin/domain_blocks')).body;
+    expect((await admin.api(`/api/v1/admin/domain_blocks/${blockId}`, { method: 'DELETE' })).status).toBe(200);
+    await followB(carol, 'bob1');
+    // bob3 locks up: carol's request to follow them stays pending.
+    expect((await bobs[2]!.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { locked: true } })).status).toBe(200);
+    await settled(a, b);
+    await followAccount(a.services, carol.account.id, onA.bob3!.id);
+    await settled(a, b);
+    const silenced = await admin.api('/api/v1/admin/domain_blocks', { body: { domain: domainOfB, severity: 'silence' } });
+    expect(silenced.status).toBe(200);
+    expect(await severed(carol)).toEqual([]);
+    expect(
+      (await a.services.db.sql.query<{ target: string; state: string }>(
+        `select x.username as target, f.state from follows f join accounts x on x.id = f.target_account_id where f.account_id = $1 order by x.username`,
+        [carol.account.id],
+      )),
+    ).toEqual([{ target: 'bob1', state: 'accepted' }, { target: 'bob3', state: 'requested' }]);
+    expect((await admin.api(`/api/v1/admin/domain_blocks/${silenced.body.id}`, { method: 'PUT', body: { severity: 'suspend' } })).status).toBe(200);
+    expect(await followsWithB(carol)).toBe(0);
+    const got = await severed(carol);
+    expect(got.map((n) => [n.event.type, n.event.target_name, n.event.following_count, n.event.followers_count])).toEqual([['domain_block', domainOfB, 1, 0]]);
+    // alice lost nothing this time: still her one notification.
+    expect((await severed(alice)).length).toBe(1);
   });
 
   it('a page holding events costs one statement more, whatever its size', async () => {
