@@ -1,6 +1,6 @@
 /**
  * Notifications rendered as their recipient sees them: one batched view per page whatever its size
- * — the reports (one statement), the accounts (who caused them and the reported ones: one
+ * — the reports (one statement), the severance events with the recipient's counts (one statement), the accounts (who caused them and the reported ones: one
  * statement, reads/accounts.ts), the statuses (reads/statuses.ts loadStatusPage: a fixed number)
  * — then the pure serializers. The recipient's filters apply here (context `notifications`), so
  * the lists, the grouped lists, streaming and Web Push (which all render through this file) drop
@@ -10,14 +10,16 @@
 import type { Services } from '../context.ts';
 import { loadAccountPage } from '../services/reads/accounts.ts';
 import { loadStatusPage } from '../services/reads/statuses.ts';
-import { notificationRows, reportRows } from '../services/reads/notifications.ts';
+import { notificationRows, reportRows, severanceEventRows } from '../services/reads/notifications.ts';
 import { serializeAccount, type MastodonAccount } from '../serializers/account.ts';
 import { serializeStatus, type MastodonStatus } from '../serializers/status.ts';
 import { serializeReport, type MastodonReport, type ReportRow } from '../serializers/report.ts';
 import {
   serializeNotification,
   serializeNotificationGroup,
+  serializeSeveranceEvent,
   type MastodonNotification,
+  type MastodonRelationshipSeveranceEvent,
   type MastodonNotificationGroup,
   type NotificationGroupRow,
   type NotificationRow,
@@ -27,19 +29,30 @@ interface Parts {
   accounts: Map<string, MastodonAccount>;
   statuses: Map<string, MastodonStatus>;
   reports: Map<string, MastodonReport>;
+  events: Map<string, MastodonRelationshipSeveranceEvent>;
 }
 
-/** The accounts, statuses and reports a page refers to, rendered for `viewerId`. */
-async function loadParts(services: Services, viewerId: string, accountIds: string[], statusIds: string[], reportIds: string[]): Promise<Parts> {
+/** The accounts, statuses, reports and severance events a page refers to, rendered for `viewerId`. */
+async function loadParts(
+  services: Services,
+  viewerId: string,
+  accountIds: string[],
+  statusIds: string[],
+  reportIds: string[],
+  eventIds: string[],
+): Promise<Parts> {
   const reportMap: Map<string, ReportRow> = await reportRows(services, reportIds);
   const targets = [...reportMap.values()].map((r) => r.targetAccountId);
-  const [{ accounts, view }, { statuses, view: statusView }] = await Promise.all([
+  const [{ accounts, view }, { statuses, view: statusView }, eventMap] = await Promise.all([
     loadAccountPage(services, [...accountIds, ...targets]),
     // The one filter engine, in the notifications context: a `hide` match leaves the status out
     // (and with it the notification or group, below), a `warn` fills the status' `filtered`.
     loadStatusPage(services, statusIds, viewerId, { filterContext: 'notifications' }),
+    // The severance events with the viewer's own counts (one statement, none without events).
+    severanceEventRows(services, viewerId, eventIds),
   ]);
-  const out: Parts = { accounts: new Map(), statuses: new Map(), reports: new Map() };
+  const out: Parts = { accounts: new Map(), statuses: new Map(), reports: new Map(), events: new Map() };
+  for (const [id, e] of eventMap) out.events.set(id, serializeSeveranceEvent(e));
   for (const [id, a] of accounts) out.accounts.set(id, serializeAccount(a, view));
   for (const id of statusIds) {
     const s = statuses.get(id);
@@ -63,6 +76,7 @@ export async function renderNotificationRows(services: Services, recipientAccoun
     rows.map((r) => r.fromAccountId),
     rows.flatMap((r) => (r.statusId ? [r.statusId] : [])),
     rows.flatMap((r) => (r.reportId ? [r.reportId] : [])),
+    rows.flatMap((r) => (r.severanceEventId ? [r.severanceEventId] : [])),
   );
   return rows.flatMap(
     (r) =>
@@ -70,6 +84,7 @@ export async function renderNotificationRows(services: Services, recipientAccoun
         account: parts.accounts.get(r.fromAccountId),
         status: r.statusId ? parts.statuses.get(r.statusId) : undefined,
         report: r.reportId ? parts.reports.get(r.reportId) : undefined,
+        event: r.severanceEventId ? parts.events.get(r.severanceEventId) : undefined,
       }) ?? [],
   );
 }
@@ -114,9 +129,13 @@ export async function renderNotificationGroups(
     groups.flatMap((g) => g.sampleAccountIds),
     groups.flatMap((g) => (g.statusId ? [g.statusId] : [])),
     groups.flatMap((g) => (g.reportId ? [g.reportId] : [])),
+    groups.flatMap((g) => (g.severanceEventId ? [g.severanceEventId] : [])),
   );
   const shown = groups.filter(
-    (g) => (!g.statusId || parts.statuses.has(g.statusId)) && (g.type !== 'admin.report' || (g.reportId && parts.reports.has(g.reportId))),
+    (g) =>
+      (!g.statusId || parts.statuses.has(g.statusId)) &&
+      (g.type !== 'admin.report' || (g.reportId && parts.reports.has(g.reportId))) &&
+      (g.type !== 'severed_relationships' || (g.severanceEventId && parts.events.has(g.severanceEventId))),
   );
   const full = new Set<string>();
   const partial = new Set<string>();
@@ -127,7 +146,14 @@ export async function renderNotificationGroups(
   const out: MastodonGroupedNotificationsResults = {
     accounts: [...full].flatMap((id) => parts.accounts.get(id) ?? []),
     statuses: [...new Set(shown.flatMap((g) => (g.statusId ? [g.statusId] : [])))].flatMap((id) => parts.statuses.get(id) ?? []),
-    notification_groups: shown.map((g) => serializeNotificationGroup(g, g.reportId ? parts.reports.get(g.reportId) : undefined, opts.paged)),
+    notification_groups: shown.map((g) =>
+      serializeNotificationGroup(
+        g,
+        g.reportId ? parts.reports.get(g.reportId) : undefined,
+        opts.paged,
+        g.severanceEventId ? parts.events.get(g.severanceEventId) : undefined,
+      ),
+    ),
   };
   if (opts.partialAvatars) {
     out.partial_accounts = [...partial].flatMap((id) => {

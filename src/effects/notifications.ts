@@ -21,6 +21,8 @@
  *   poll.closed       poll (local voters and the local author; local and remote polls)
  *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
  *   report.created    admin.report (local users whose role may manage reports)
+ *   relationships.severed  severed_relationships (each local account that lost follows through a
+ *                     domain block or a user's domain block: services/severance.ts), from itself
  *
  * A recipient who blocks the causing account, mutes it with its notifications, or blocks its
  * domain gets nothing (not for the admin types, as Mastodon). Only local, unsuspended recipients.
@@ -48,6 +50,8 @@ export interface NotificationCandidate {
   statusId?: string | null;
   reportId?: string | null;
   pollId?: string | null;
+  /** For severed_relationships: the relationship severance event. */
+  severanceEventId?: string | null;
   /** Unique per recipient: what caused it (`favourite:<favourite id>` …). */
   sourceKey: string;
   /** For grouped types, the group key's prefix (`favourite-<status id>`, `follow`); null: ungrouped. */
@@ -71,8 +75,8 @@ export async function insertNotifications(services: Services, candidates: readon
   const col = <T>(f: (c: NotificationCandidate) => T) => candidates.map(f);
   const rows = await services.db.sql.query<{ id: string; account_id: string }>(
     `with input as (
-       select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::boolean[])
-         as t(id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_prefix, filtered)
+       select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::boolean[], $13::bigint[])
+         as t(id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_prefix, filtered, severance_event_id)
      ), kept as (
        select i.* from input i join accounts r on r.id = i.account_id
         where r.domain is null and r.suspended_at is null
@@ -83,8 +87,8 @@ export async function insertNotifications(services: Services, candidates: readon
             or exists (select 1 from accounts fa join account_domain_blocks db on db.domain = lower(fa.domain)
                         where fa.id = i.from_account_id and db.account_id = i.account_id)))
      )
-     insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_key, group_prefix, created_at)
-     select k.id, k.account_id, k.from_account_id, k.type, k.status_id, k.report_id, k.poll_id, k.source_key,
+     insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, relationship_severance_event_id, source_key, group_key, group_prefix, created_at)
+     select k.id, k.account_id, k.from_account_id, k.type, k.status_id, k.report_id, k.poll_id, k.severance_event_id, k.source_key,
             case when k.group_prefix is null then 'ungrouped-' || k.id::text
                  else k.group_prefix || '-' || coalesce((
                    select p.b from (
@@ -108,6 +112,7 @@ export async function insertNotifications(services: Services, candidates: readon
       col((c) => c.filtered !== false),
       now,
       bucket,
+      col((c) => c.severanceEventId ?? null),
     ],
   );
   return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
@@ -247,6 +252,20 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
       const staff = await staffWith(services, PERMISSIONS.manageReports);
       return staff.map((id) => ({
         accountId: id, fromAccountId: report.account_id, type: 'admin.report', reportId, sourceKey: `admin.report:${reportId}`, filtered: false,
+      }));
+    }
+    case 'relationships.severed': {
+      // Each local account that lost follows, once; from itself (Mastodon's Notification sets
+      // from_account to the recipient for AccountRelationshipSeveranceEvent: no originating account).
+      const eventId = str('eventId') ?? record.actorId;
+      const rows = await sql.query<{ account_id: string }>(
+        `select account_id::text from account_relationship_severance_events
+          where relationship_severance_event_id = $1 and (followers_count > 0 or following_count > 0)`,
+        [eventId],
+      );
+      return rows.map((r) => ({
+        accountId: r.account_id, fromAccountId: r.account_id, type: 'severed_relationships', severanceEventId: eventId,
+        sourceKey: `severed_relationships:${eventId}`, filtered: false,
       }));
     }
     default:

@@ -39,8 +39,44 @@ export interface NotificationRow {
   type: string;
   statusId: string | null;
   reportId: string | null;
+  /** For severed_relationships: the relationship severance event. */
+  severanceEventId: string | null;
   groupKey: string;
   createdAt: Date;
+}
+
+/** A relationship severance event with the counts of one recipient. */
+export interface SeveranceEventRow {
+  id: string;
+  type: string;
+  purged: boolean;
+  targetName: string;
+  followersCount: number;
+  followingCount: number;
+  createdAt: Date;
+}
+
+/** Mastodon's RelationshipSeveranceEvent (entities/RelationshipSeveranceEvent.md). */
+export interface MastodonRelationshipSeveranceEvent {
+  id: string;
+  type: string;
+  purged: boolean;
+  target_name: string;
+  followers_count: number;
+  following_count: number;
+  created_at: string;
+}
+
+export function serializeSeveranceEvent(e: SeveranceEventRow): MastodonRelationshipSeveranceEvent {
+  return {
+    id: e.id,
+    type: e.type,
+    purged: e.purged,
+    target_name: e.targetName,
+    followers_count: e.followersCount,
+    following_count: e.followingCount,
+    created_at: e.createdAt.toISOString(),
+  };
 }
 
 export interface MastodonNotification {
@@ -51,13 +87,15 @@ export interface MastodonNotification {
   account: MastodonAccount;
   status?: MastodonStatus;
   report?: MastodonReport;
+  event?: MastodonRelationshipSeveranceEvent;
 }
 
-/** What one notification needs besides its row: the rendered account, status and report. */
+/** What one notification needs besides its row: the rendered account, status, report and event. */
 export interface NotificationParts {
   account: MastodonAccount | undefined;
   status: MastodonStatus | undefined;
   report: MastodonReport | undefined;
+  event?: MastodonRelationshipSeveranceEvent | undefined;
 }
 
 /** The notification, or null when a part it cannot be shown without is missing (its status gone). */
@@ -78,6 +116,10 @@ export function serializeNotification(row: NotificationRow, parts: NotificationP
     if (!parts.report) return null;
     out.report = parts.report;
   }
+  if (row.type === 'severed_relationships') {
+    if (!parts.event) return null;
+    out.event = parts.event;
+  }
   return out;
 }
 
@@ -92,6 +134,7 @@ export interface NotificationGroupRow {
   sampleAccountIds: string[];
   statusId: string | null;
   reportId: string | null;
+  severanceEventId: string | null;
 }
 
 export interface MastodonNotificationGroup {
@@ -105,10 +148,16 @@ export interface MastodonNotificationGroup {
   sample_account_ids: string[];
   status_id?: string;
   report?: MastodonReport;
+  event?: MastodonRelationshipSeveranceEvent;
 }
 
 /** A group; `paged` adds the page_* fields (a page of groups has them, a single group does not). */
-export function serializeNotificationGroup(row: NotificationGroupRow, report: MastodonReport | undefined, paged: boolean): MastodonNotificationGroup {
+export function serializeNotificationGroup(
+  row: NotificationGroupRow,
+  report: MastodonReport | undefined,
+  paged: boolean,
+  event?: MastodonRelationshipSeveranceEvent,
+): MastodonNotificationGroup {
   const out = {
     group_key: row.groupKey,
     notifications_count: row.notificationsCount,
@@ -123,5 +172,6 @@ export function serializeNotificationGroup(row: NotificationGroupRow, report: Ma
   out.sample_account_ids = row.sampleAccountIds;
   if (row.statusId && STATUS_TYPES.includes(row.type)) out.status_id = row.statusId;
   if (row.type === 'admin.report' && report) out.report = report;
+  if (row.type === 'severed_relationships' && event) out.event = event;
   return out;
 }

@@ -15,6 +15,8 @@
  *  - suspend: the account actor steps `account.suspend` (suspended_at: its content is hidden
  *    everywhere by the visibility rules) and every follow between it and a local account ends
  *    through the follow actor (follow.undo / follow.remove / follow.reject, with their events);
+ *    the local accounts that lost accepted follows get a `domain_block` severance event
+ *    (services/severance.ts) in the same transaction;
  *  - silence: `account.silence` (its follow requests stay pending, as the follow actor rules);
  *  - noop, or no block any more: a suspension or silence the policy imposed is lifted. The
  *    marker table instance_domain_block_effects says which ones it imposed: a moderator's own
@@ -30,6 +32,7 @@ import { DOMAIN_SEVERITIES, normalizeDomain, ruleCovers, ruleFor, splitDomain, s
 import { recordEvent, type Origin } from './actor-store.ts';
 import { stepAccount } from './account-actor.ts';
 import { endFollowsOf } from './follows.ts';
+import { recordSeverance, SeveranceTally } from './severance.ts';
 import { dated, domainBlockById, type DomainBlockRow, type DomainAllowRow, domainAllowById } from './reads/domain-blocks.ts';
 
 export interface DomainBlockInput {
@@ -255,8 +258,11 @@ async function applyPolicyToAccounts(services: Services, tx: EntityManager, rule
   );
   if (candidates.length === 0) return;
   const blocks = await allBlocks(sql);
+  const tally = new SeveranceTally();
   // Only the accounts this rule's domain covers (the LIKE patterns are a superset).
-  for (const c of candidates) if (ruleCovers(ruleDomain, c.domain)) await reconcileAccount(services, tx, c, blocks, origin);
+  for (const c of candidates) if (ruleCovers(ruleDomain, c.domain)) await reconcileAccount(services, tx, c, blocks, origin, tally);
+  // The local accounts that lost follows hear of it (Mastodon's domain_block severance event).
+  await recordSeverance(services, sql, { type: 'domain_block', targetName: ruleDomain, tally, origin });
 }
 
 /**
@@ -276,7 +282,14 @@ export async function applyDomainPolicyToNewAccount(services: Services, account:
   return true;
 }
 
-async function reconcileAccount(services: Services, tx: EntityManager, c: Candidate, blocks: Awaited<ReturnType<typeof allBlocks>>, origin: Origin): Promise<void> {
+async function reconcileAccount(
+  services: Services,
+  tx: EntityManager,
+  c: Candidate,
+  blocks: Awaited<ReturnType<typeof allBlocks>>,
+  origin: Origin,
+  tally?: SeveranceTally,
+): Promise<void> {
   const sql = sqlFromEm(tx);
   const now = services.clock.now();
   const rule = ruleFor(blocks, c.domain);
@@ -289,7 +302,7 @@ async function reconcileAccount(services: Services, tx: EntityManager, c: Candid
       await sql.query(`insert into instance_domain_block_effects (account_id, effect, created_at) values ($1, $2, $3) on conflict do nothing`, [c.id, effect, now]);
       if (effect === 'suspend') {
         const account = await tx.findOneOrFail(AccountSchema, { id: c.id });
-        await endFollowsOf(services, account as Account, tx, origin);
+        await endFollowsOf(services, account as Account, tx, origin, tally);
       }
     } else if (!wanted && imposed.has(effect)) {
       if (has) await stepAccount(services, c.id, { type: effect === 'suspend' ? 'account.unsuspend' : 'account.unsilence' }, { origin, em: tx });

@@ -16,6 +16,7 @@ import { RoostError, notFound } from '../lib/errors.ts';
 import { recordEvent, stepActor, type ActorTable, type Origin, type RawRow } from './actor-store.ts';
 import { applyFollowStateToStats } from './account-stats.ts';
 import { dropFromLists } from './lists.ts';
+import type { SeveranceTally } from './severance.ts';
 
 /** The follow states a list membership rests on. */
 const LIVE_FOLLOW: readonly string[] = ['requested', 'accepted'];
@@ -294,7 +295,7 @@ export async function targetUnlocked(services: Services, target: Account, em: En
  * target side `follow.remove`/`follow.reject`), so each end is an event in the outbox; used when
  * the account goes away (Delete of a remote actor), before its row does.
  */
-export async function endFollowsOf(services: Services, account: Account, em: EntityManager, origin: Origin): Promise<number> {
+export async function endFollowsOf(services: Services, account: Account, em: EntityManager, origin: Origin, tally?: SeveranceTally): Promise<number> {
   const rows = await em.find(FollowSchema, {
     $or: [{ accountId: account.id }, { targetAccountId: account.id }],
     state: { $in: ['requested', 'accepted'] },
@@ -303,14 +304,21 @@ export async function endFollowsOf(services: Services, account: Account, em: Ent
   const byId = new Map(others.map((a) => [a.id, a]));
   let ended = 0;
   for (const row of rows) {
+    const wasAccepted = row.state === 'accepted';
     if (row.accountId === account.id) {
       const target = byId.get(row.targetAccountId);
-      if (target && (await stepFollow(services, account, target, { type: 'follow.undo' }, { em, origin })).accepted) ended++;
+      if (target && (await stepFollow(services, account, target, { type: 'follow.undo' }, { em, origin })).accepted) {
+        ended++;
+        if (wasAccepted) tally?.ended(account, target);
+      }
     } else {
       const follower = byId.get(row.accountId);
       if (!follower) continue;
       const event = row.state === 'requested' ? ({ type: 'follow.reject' } as const) : ({ type: 'follow.remove' } as const);
-      if ((await stepFollow(services, follower, account, event, { em, origin })).accepted) ended++;
+      if ((await stepFollow(services, follower, account, event, { em, origin })).accepted) {
+        ended++;
+        if (wasAccepted) tally?.ended(follower, account);
+      }
     }
   }
   return ended;

@@ -9,6 +9,7 @@ import { stepFollow, targetUnlocked } from './follows.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { scheduleTimer } from '../effects/events.ts';
 import { recordEvent } from './actor-store.ts';
+import { recordSeverance, SeveranceTally } from './severance.ts';
 
 /** Mastodon's limit for a mute duration: a bit over a year (0 = indefinite). */
 export const MAX_MUTE_DURATION_SECONDS = 60 * 60 * 24 * 366;
@@ -217,7 +218,7 @@ export async function removeFromFollowers(services: Services, viewerId: string, 
 
 const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?(:\d{1,5})?$/;
 
-/** A user hides a whole domain: its accounts' follows of the user end, as Mastodon does. */
+/** A user hides a whole domain: the follows between the user and its accounts end, as Mastodon does. */
 export async function blockDomain(services: Services, accountId: string, rawDomain: string): Promise<void> {
   const domain = rawDomain.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, '');
   if (!DOMAIN_RE.test(domain)) {
@@ -228,7 +229,10 @@ export async function blockDomain(services: Services, accountId: string, rawDoma
   if (domain === services.config.domain) throw new RoostError(422, 'Validation failed: Domain cannot be your own server', {
     details: { domain: [{ error: 'ERR_INVALID', description: 'cannot be your own server' }] },
   });
-  // One transaction: the block and the end of every follow from that domain, or nothing.
+  // One transaction: the block and the end of every follow between the user and that domain
+  // (Mastodon's AfterBlockDomainFromAccountService: its followers there removed or their requests
+  // rejected, the user's follows there undone), with the `user_domain_block` severance event when
+  // accepted follows ended, or nothing.
   await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
     await sql.query(
@@ -236,17 +240,32 @@ export async function blockDomain(services: Services, accountId: string, rawDoma
       [services.ids.next(), accountId, domain, services.clock.now()],
     );
     const viewer = await tx.findOneOrFail(AccountSchema, { id: accountId });
-    const followers = await tx.find(AccountSchema, {
-      id: { $in: (await sql.query<{ id: string }>(
-        `select f.account_id::text as id from follows f join accounts a on a.id = f.account_id
-          where f.target_account_id = $1 and f.state in ('accepted', 'requested') and lower(a.domain) = $2`,
-        [accountId, domain],
-      )).map((r) => r.id) },
-    });
-    for (const follower of followers) {
-      const removed = await stepFollow(services, follower, viewer, { type: 'follow.remove' }, { em: tx, origin: 'client' });
-      if (!removed.accepted) await stepFollow(services, follower, viewer, { type: 'follow.reject' }, { em: tx, origin: 'client' });
+    const follows = await sql.query<{ other_id: string; state: string; outgoing: boolean }>(
+      `select f.account_id::text as other_id, f.state, false as outgoing from follows f join accounts a on a.id = f.account_id
+        where f.target_account_id = $1 and f.state in ('accepted', 'requested') and lower(a.domain) = $2
+       union all
+       select f.target_account_id::text, f.state, true from follows f join accounts a on a.id = f.target_account_id
+        where f.account_id = $1 and f.state in ('accepted', 'requested') and lower(a.domain) = $2`,
+      [accountId, domain],
+    );
+    const others = new Map((await tx.find(AccountSchema, { id: { $in: follows.map((f) => f.other_id) } })).map((a) => [a.id, a]));
+    const tally = new SeveranceTally();
+    for (const f of follows) {
+      const other = others.get(f.other_id);
+      if (!other) continue;
+      if (f.outgoing) {
+        const undone = await stepFollow(services, viewer, other, { type: 'follow.undo' }, { em: tx, origin: 'client' });
+        if (undone.accepted && f.state === 'accepted') tally.ended(viewer, other);
+        continue;
+      }
+      const removed = await stepFollow(services, other, viewer, { type: 'follow.remove' }, { em: tx, origin: 'client' });
+      if (removed.accepted) {
+        if (f.state === 'accepted') tally.ended(other, viewer);
+      } else {
+        await stepFollow(services, other, viewer, { type: 'follow.reject' }, { em: tx, origin: 'client' });
+      }
     }
+    await recordSeverance(services, sql, { type: 'user_domain_block', targetName: domain, tally, origin: 'client' });
   });
 }
 

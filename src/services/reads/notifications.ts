@@ -6,7 +6,7 @@
  * Written by effects/notifications.ts. One statement per call.
  */
 import type { Services } from '../../context.ts';
-import type { NotificationGroupRow, NotificationRow } from '../../serializers/notification.ts';
+import type { NotificationGroupRow, NotificationRow, SeveranceEventRow } from '../../serializers/notification.ts';
 import type { ReportRow } from '../../serializers/report.ts';
 import { visibleSql } from './statuses.ts';
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
@@ -23,7 +23,7 @@ export const GROUPING_WINDOW = 2_000;
 /** Sample accounts per group (Mastodon's SAMPLE_ACCOUNTS_SIZE). */
 export const SAMPLE_ACCOUNTS = 8;
 
-const COLUMNS = `n.id::text, n.account_id::text, n.from_account_id::text, n.type, n.status_id::text, n.report_id::text, n.group_key, n.created_at`;
+const COLUMNS = `n.id::text, n.account_id::text, n.from_account_id::text, n.type, n.status_id::text, n.report_id::text, n.relationship_severance_event_id::text as severance_event_id, n.group_key, n.created_at`;
 
 interface SqlRow {
   id: string;
@@ -32,6 +32,7 @@ interface SqlRow {
   type: string;
   status_id: string | null;
   report_id: string | null;
+  severance_event_id: string | null;
   group_key: string;
   created_at: string | Date;
 }
@@ -43,6 +44,7 @@ const rowOf = (r: SqlRow): NotificationRow => ({
   type: r.type,
   statusId: r.status_id,
   reportId: r.report_id,
+  severanceEventId: r.severance_event_id,
   groupKey: r.group_key,
   createdAt: new Date(r.created_at),
 });
@@ -96,6 +98,32 @@ export async function reportRows(services: Services, ids: readonly string[]): Pr
     [wanted],
   );
   for (const r of rows) out.set(r.id as string, reportFromRow(r));
+  return out;
+}
+
+/**
+ * The relationship severance events `ids` as `recipientId` saw them (its own counts), for
+ * severed_relationships notifications: one statement, none when there are none.
+ */
+export async function severanceEventRows(services: Services, recipientId: string, ids: readonly string[]): Promise<Map<string, SeveranceEventRow>> {
+  const wanted = [...new Set(ids)].filter(isId);
+  const out = new Map<string, SeveranceEventRow>();
+  if (wanted.length === 0) return out;
+  const rows = await services.db.sql.query<{
+    id: string; type: string; purged: boolean; target_name: string; followers_count: number; following_count: number; created_at: string | Date;
+  }>(
+    `select e.id::text, e.type, e.purged, e.target_name, a.followers_count, a.following_count, e.created_at
+       from relationship_severance_events e
+       join account_relationship_severance_events a on a.relationship_severance_event_id = e.id and a.account_id = $1
+      where e.id = any($2::bigint[])`,
+    [recipientId, wanted],
+  );
+  for (const r of rows) {
+    out.set(r.id, {
+      id: r.id, type: r.type, purged: r.purged, targetName: r.target_name,
+      followersCount: Number(r.followers_count), followingCount: Number(r.following_count), createdAt: new Date(r.created_at),
+    });
+  }
   return out;
 }
 
@@ -153,6 +181,7 @@ interface GroupSqlRow {
   type: string;
   status_id: string | null;
   report_id: string | null;
+  severance_event_id: string | null;
   samples: string[];
 }
 
@@ -167,12 +196,14 @@ const groupOf = (r: GroupSqlRow): NotificationGroupRow => ({
   sampleAccountIds: r.samples ?? [],
   statusId: r.status_id,
   reportId: r.report_id,
+  severanceEventId: r.severance_event_id,
 });
 
-/** The aggregate of `in_range` rows per group key (in_range: id, gk, type, from_account_id, status_id, report_id, created_at). */
+/** The aggregate of `in_range` rows per group key (in_range: id, gk, type, from_account_id, status_id, report_id, severance_event_id, created_at). */
 const GROUP_AGGREGATE = `select gk, count(*)::int as notifications_count, max(id)::text as page_max_id, min(id)::text as page_min_id,
          max(created_at) as latest, (array_agg(type order by id desc))[1] as type,
          (array_agg(status_id order by id desc))[1]::text as status_id, (array_agg(report_id order by id desc))[1]::text as report_id,
+         (array_agg(severance_event_id order by id desc))[1]::text as severance_event_id,
          (select array_agg(x.a::text order by x.m desc) from (
             select r2.from_account_id as a, max(r2.id) as m from in_range r2 where r2.gk = in_range.gk
              group by r2.from_account_id order by m desc limit ${SAMPLE_ACCOUNTS}) x) as samples
@@ -196,7 +227,7 @@ export async function notificationGroupsPage(
   const forward = !!p.minId;
   const rows = await services.db.sql.query<GroupSqlRow>(
     `with keyed as (
-       select n.id, n.type, n.from_account_id, n.status_id, n.report_id, n.created_at,
+       select n.id, n.type, n.from_account_id, n.status_id, n.report_id, n.relationship_severance_event_id as severance_event_id, n.created_at,
               case when n.type = any($2::text[]) then n.group_key else 'ungrouped-' || n.id::text end as gk
          from notifications n where ${shownSql}${filter.where}${page.where}
         order by ${page.order} limit ${GROUPING_WINDOW}
@@ -218,7 +249,7 @@ export async function notificationGroupsPage(
 export async function notificationGroup(services: Services, recipientId: string, groupKey: string): Promise<NotificationGroupRow | null> {
   const [row] = await services.db.sql.query<GroupSqlRow>(
     `with in_range as (
-       select n.id, n.type, n.from_account_id, n.status_id, n.report_id, n.created_at, $2::text as gk
+       select n.id, n.type, n.from_account_id, n.status_id, n.report_id, n.relationship_severance_event_id as severance_event_id, n.created_at, $2::text as gk
          from notifications n where ${shownSql} and ${groupKeySql('$2')}
      )
      ${GROUP_AGGREGATE}`,
