@@ -117,6 +117,8 @@ export interface RoostConfig {
   limits: InstanceLimits;
   /** 'json' or 'pretty'; null: pretty on a terminal, JSON otherwise. */
   logFormat: LogFormat | null;
+  /** The bearer token GET /metrics asks for (Prometheus text); null: no metrics served (404). */
+  metricsToken: string | null;
 }
 
 // --- limits -------------------------------------------------------------------------------------
@@ -580,6 +582,7 @@ const SPECS: Record<string, KeySpec> = {
     parse: (raw, key) => (raw === null || raw === '' ? null : oneOf<LogFormat>('json', 'pretty')(raw, key)),
     default: () => null,
   },
+  metricsToken: { env: 'ROOST_METRICS_TOKEN', file: 'metricsToken', parse: nullableStr, default: () => null },
 };
 
 /** The documented table of keys (README and `roost config` print it). */

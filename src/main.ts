@@ -34,6 +34,7 @@ import { renderNotifications } from './api/render-notifications.ts';
 import { streamingConsumer, streamingNotificationSink } from './effects/streaming.ts';
 import { setStreamingHub, StreamingHub } from './streaming/hub.ts';
 import { streamingRoutes, streamingWebSocketRoute } from './streaming/routes.ts';
+import { metricsRoutes } from './api/metrics.ts';
 import { Router } from './http/index.ts';
 import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
 import { handleTimer } from './services/timers.ts';
@@ -333,10 +334,12 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     let router: Router;
     if (roles.has('web')) router = buildRouter(services, federation);
     else {
-      // A streaming-only process serves the streaming endpoints alone (a worker-only one: nothing but health).
+      // A streaming-only process serves the streaming endpoints alone (a worker-only one: nothing but
+      // health); both serve /metrics, so each process's own figures (streaming clients, memory) can be scraped.
       router = new Router();
       if (roles.has('streaming')) streamingRoutes(router, services);
       else router.get('/api/v1/streaming/health', () => new Response('OK', { status: 200 }));
+      metricsRoutes(router, services);
     }
     const forwardedCreate = forwardedCreateGate(services, federation);
     const unknownDelete = unknownActorDeleteGate(services);

@@ -32,6 +32,7 @@ import { notificationRoutes } from './v1/notifications.ts';
 import { notificationV2Routes } from './v2/notifications.ts';
 import { reportRoutes } from './v1/reports.ts';
 import { streamingRoutes } from '../streaming/routes.ts';
+import { metricsRoutes } from './metrics.ts';
 import { bookmarkRoutes } from './v1/bookmarks.ts';
 import { favouriteRoutes } from './v1/favourites.ts';
 import { listRoutes } from './v1/lists.ts';
@@ -69,6 +70,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   notificationV2Routes(router, services);
   reportRoutes(router, services);
   streamingRoutes(router, services);
+  metricsRoutes(router, services);
   bookmarkRoutes(router, services);
   favouriteRoutes(router, services);
   mediaFileRoutes(router, services);

@@ -116,6 +116,7 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/instance/translation_languages', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/domain_blocks', auth: 'public' },
   { method: 'GET', path: '/health', auth: 'public' },
+  { method: 'GET', path: '/metrics', auth: 'public' },
   { method: 'GET', path: '/avatars/original/missing.png', auth: 'public' },
   { method: 'GET', path: '/headers/original/missing.png', auth: 'public' },
   // The web pages (HTML for browsers) and the profile URL (the actor for ActivityPub clients).
