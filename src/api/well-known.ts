@@ -57,12 +57,18 @@ export function wellKnownRoutes(router: Router, services: Services, federation?:
     });
   router.get('/avatars/original/missing.png', image(defaultAvatarPng));
   router.get('/headers/original/missing.png', image(defaultHeaderPng));
+  // In authorized-fetch mode a link is redirected to the canonical URL instead: a request's HTTP
+  // signature covers the path it was made to, so one made to the link cannot be checked at the
+  // canonical URL it would be answered from; the fetcher follows the redirect and signs again there.
+  const canonical = (url: URL) =>
+    new Response(null, { status: 301, headers: { location: url.href, vary: 'Accept', 'cache-control': 'no-store' } });
   // A profile link (https://host/@user) asked for as ActivityPub: the actor document, as Mastodon
   // serves it there, so pasting a profile link into a Mastodon search finds the account. Fedify
   // answers the actor's own URL; other media types get no page yet.
   router.get('/@:username', async (ctx) => {
     if (!federation || !ACTIVITY_JSON.test(ctx.header('accept') ?? '')) throw new RoostError(404, 'Record not found');
     const actorUrl = new URL(`/users/${encodeURIComponent(ctx.params.username)}`, services.config.publicUrl);
+    if (services.config.federation.authorizedFetch) return canonical(actorUrl);
     return federation.fetch(new Request(actorUrl, { headers: ctx.headers }), {
       contextData: undefined,
       onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
@@ -77,6 +83,7 @@ export function wellKnownRoutes(router: Router, services: Services, federation?:
       `/users/${encodeURIComponent(ctx.params.username)}/statuses/${encodeURIComponent(ctx.params.id)}`,
       services.config.publicUrl,
     );
+    if (services.config.federation.authorizedFetch) return canonical(statusUrl);
     return federation.fetch(new Request(statusUrl, { headers: ctx.headers }), {
       contextData: undefined,
       onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),

@@ -189,6 +189,27 @@ describe('authorized fetch', () => {
     expect(stored).toMatchObject({ content: '<p>a third early post</p>', account_uri: a.at('/users/dave') });
   });
 
+  it('profile and status links (/@user, /@user/:id) follow the same rule: refused unsigned, served signed', async () => {
+    const note = await post(alice, 'linked by its web address');
+    const statusLink = a.at(`/@alice/${note.id}`);
+    const moved = await fetch(a.at('/@alice'), { headers: AP, redirect: 'manual' });
+    expect([moved.status, moved.headers.get('location')]).toEqual([301, a.at('/users/alice')]);
+    const movedNote = await fetch(statusLink, { headers: AP, redirect: 'manual' });
+    expect([movedNote.status, movedNote.headers.get('location')]).toEqual([301, note.uri]);
+    for (const link of [a.at('/@alice'), statusLink]) {
+      const res = await fetch(link, { headers: AP });
+      expect([link, res.status]).toEqual([link, 401]);
+      expect(await res.json()).toEqual({ error: 'Request not signed or not authorized' });
+    }
+    // B resolves a pasted profile link and a status link with its signed fetches.
+    const byLink = await lookupRemoteAccount(b.services, b.federation, a.at('/@alice'), { fresh: true });
+    expect(byLink).toMatchObject({ username: 'alice', domain: a.config.domain, uri: a.at('/users/alice') });
+    const ctx = b.federation.createContext(new URL(b.config.publicUrl), undefined);
+    const fetched = await lookupObjectSafely(new URL(statusLink), ctx.documentLoader, ctx.contextLoader);
+    expect(fetched).toBeInstanceOf(Note);
+    expect(fetched?.id?.href).toBe(note.uri);
+  });
+
   it('a server A blocks gets nothing, even signed', async () => {
     const note = await post(alice, 'not for blocked servers');
     await createDomainBlock(a.services, { domain: b.config.domain, severity: 'suspend' }, 'operator');
