@@ -491,6 +491,47 @@ interface Runtime {
   log: JobLogger;
   backoff: Backoff;
   leaseMs: number;
+  completions: Completions;
+}
+
+/**
+ * Finished jobs are deleted together: the jobs of a pool that finish in one turn of the event loop
+ * (a burst of answers from one push service or inbox host) cost one statement, not one each. Each
+ * caller learns whether its row was still its own (deleted under its lock token) or its lease was
+ * lost. Finishing an ordered job unblocks the next one of its key: the same statement wakes the
+ * other processes too.
+ */
+interface Completions {
+  complete(job: ClaimedJob): Promise<boolean>;
+}
+
+function completionsOf(sql: Sql): Completions {
+  let pending: { job: ClaimedJob; resolve: (deleted: boolean) => void; reject: (e: unknown) => void }[] = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    try {
+      const rows = await sql.query<{ id: string }>(
+        `WITH del AS (DELETE FROM jobs j USING unnest($1::bigint[], $2::text[]) AS d(id, token)
+                       WHERE j.id = d.id AND j.lock_token = d.token RETURNING j.id, j.queue, j.ordering_key),
+              n AS (SELECT count(pg_notify('${JOBS_NOTIFY_CHANNEL}', q)) AS c
+                      FROM (SELECT DISTINCT queue AS q FROM del WHERE ordering_key IS NOT NULL) k)
+         SELECT del.id::text AS id, n.c AS notified FROM del CROSS JOIN n`,
+        [batch.map((b) => b.job.id), batch.map((b) => b.job.lockToken)],
+      );
+      const deleted = new Set(rows.map((r) => r.id));
+      for (const b of batch) b.resolve(deleted.has(b.job.id));
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    }
+  };
+  return {
+    complete(job) {
+      return new Promise((resolve, reject) => {
+        if (pending.push({ job, resolve, reject }) === 1) setImmediate(() => void flush());
+      });
+    },
+  };
 }
 
 function runtimeOf(o: RunOptions): Runtime {
@@ -501,6 +542,7 @@ function runtimeOf(o: RunOptions): Runtime {
     log: o.log ?? silentLogger,
     backoff: o.backoff ?? exponentialBackoff(),
     leaseMs: o.leaseMs ?? DEFAULT_LEASE_MS,
+    completions: completionsOf(o.sql),
   };
 }
 
@@ -550,15 +592,7 @@ async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
     }
     if (failed && failure instanceof RescheduleJob) return await reschedule(rt, job, failure);
     if (failed) return await settleFailure(rt, job, failure, failure instanceof PermanentJobError);
-    // Finishing an ordered job unblocks the next one of its key: wake the other processes too.
-    const rows = await sql.query(
-      `WITH del AS (DELETE FROM jobs WHERE id = $1::bigint AND lock_token = $2 RETURNING queue, ordering_key)
-       SELECT (SELECT count(*) FROM del) AS deleted,
-              (SELECT count(*) FROM (SELECT pg_notify('${JOBS_NOTIFY_CHANNEL}', queue) FROM del
-                                     WHERE ordering_key IS NOT NULL) n) AS notified`,
-      [job.id, job.lockToken],
-    );
-    if (Number((rows[0] as { deleted: unknown }).deleted) === 0) {
+    if (!(await rt.completions.complete(job))) {
       log.warn(fields, 'job finished after its lease was lost (another worker may have retaken it)');
       return 'lost';
     }
@@ -725,6 +759,9 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
       const free = concurrency - active.size;
       if (free <= 0) {
         await sleep(pollIntervalMs);
+        // Woken by a slot freeing: let the rest of this turn's finished jobs free theirs too, so
+        // one claim takes their places together (their deletions were one statement as well).
+        await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
       let claimed: ClaimedJob[];

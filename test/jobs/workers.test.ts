@@ -234,8 +234,46 @@ describe('worker pool', () => {
     await enqueue(sql, { kind: 'bad', payload: null, maxAttempts: 1 });
     await enqueue(sql, { kind: 'mystery', payload: null });
     await enqueue(sql, { kind: 'ok', payload: 1 });
-    await waitUntil(async () => (await countJobs(sql)).dead === 2 && done.length === 1, 5_000, 'settled');
+    await waitUntil(async () => (await countJobs(sql)).total === 2 && done.length === 1, 5_000, 'settled');
     expect(await countJobs(sql)).toEqual({ ready: 0, scheduled: 0, running: 0, dead: 2, total: 2 });
+  });
+
+  it('deletes the jobs that finish in one turn in one statement, and claims their places in one', async () => {
+    const statements: string[] = [];
+    const claimed: number[] = [];
+    const counted: Sql = {
+      query: async <T,>(text: string, params?: readonly unknown[]) => {
+        const head = text.trim().split(/\s+/).slice(0, 3).join(' ');
+        statements.push(head);
+        const rows = await sql.query<T>(text, params);
+        if (head === 'WITH due AS') claimed.push(rows.length);
+        return rows;
+      },
+      transaction: (fn) => sql.transaction(fn),
+    };
+    const g = gate();
+    const done: number[] = [];
+    const outcomes: JobOutcome[] = [];
+    pool({
+      sql: counted,
+      concurrency: 20,
+      pollIntervalMs: 60_000,
+      handlers: { slow: async (n: number) => void (await g.promise, done.push(n)) },
+      onJobSettled: (_job, outcome) => void outcomes.push(outcome),
+    });
+    await enqueueMany(sql, Array.from({ length: 40 }, (_, i) => ({ kind: 'slow', payload: i })));
+    const p = pools[pools.length - 1]!;
+    p.wake();
+    await waitUntil(async () => p.running === 20, 5_000, 'twenty running');
+    statements.length = 0;
+    claimed.length = 0;
+    g.open(); // all twenty finish in the same turn; so do the twenty that take their places
+    await waitUntil(async () => (await countJobs(sql)).total === 0, 5_000, 'all done');
+    expect(done.length).toBe(40);
+    expect(outcomes).toEqual(Array(40).fill('done'));
+    expect(statements.filter((t) => t.startsWith('WITH del AS'))).toHaveLength(2);
+    // The twenty waiting jobs were taken by one claim (the others found nothing left).
+    expect(claimed.filter((n) => n > 0)).toEqual([20]);
   });
 
   it('uses systemClock by default', () => {
