@@ -8,14 +8,17 @@
 //              server uses) that sends a frame of the same size to every client on POST /broadcast:
 //              the fan-out alone.
 // The clients live in BENCH_STREAM_CLIENT_PROCS (default 4) processes of their own (lib/ws-clients.ts;
-// fds are capped per process; one process reading 10,000 sockets would measure itself). Roost is
+// fds are capped per process; one process reading 10,000 sockets would measure itself); they are
+// bare RFC 6455 clients on TCP sockets unless BENCH_STREAM_CLIENT=ws (the `ws` package's client,
+// whose per-message work on the same two cores weighed on both servers' figures alike). Roost is
 // measured twice: from the REST POST (whole path) and from a status event written to the event
 // log (SIGUSR1 to the server: NOTIFY → hub → sends), the latter beside the ws fan-out. Printed:
 // p50/p99 delivery latency over BENCH_STREAM_ROUNDS rounds, and the server's resident memory per idle
 // connection ((RSS with the clients connected − RSS before) / clients), each beside the baseline's.
 // Goals: p99 ≤ 0.5× the ws server's; memory per idle connection ≤ 0.35×.
 //
-// Environment: BENCH_STREAM_CLIENTS (default 10000), BENCH_STREAM_ROUNDS (default 5).
+// Environment: BENCH_STREAM_CLIENTS (default 10000), BENCH_STREAM_ROUNDS (default 5),
+// BENCH_STREAM_CLIENT_PROCS (default 4), BENCH_STREAM_CLIENT (raw | ws).
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -116,7 +119,7 @@ export async function main(): Promise<number> {
   let roostLog: Result;
   let baseline: Result;
   try {
-    console.log(`streaming: ${CLIENTS} clients, ${ROUNDS} rounds`);
+    console.log(`streaming: ${CLIENTS} clients in ${PROCS} processes (${process.env.BENCH_STREAM_CLIENT === 'ws' ? "the ws package's client" : 'raw RFC 6455 clients on TCP sockets'}), ${ROUNDS} rounds`);
     const server = await startChildServer(path.join(dir, 'streaming-roost-server.ts'), { cpus: null, args: [tokenFile], timeoutMs: 120_000 });
     try {
       const token = readFileSync(tokenFile, 'utf8');
