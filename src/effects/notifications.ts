@@ -29,7 +29,11 @@
  *
  * Idempotent: each row carries a `source_key` (the favourite, the reblog, the follow, the status,
  * the edit's outbox event …) unique per recipient, so a job that runs twice inserts nothing twice,
- * and only the rows actually inserted reach the sinks. A fixed number of statements per event.
+ * and only the rows actually inserted reach the sinks. A row is marked `surfaced_at` once the sinks
+ * have it; a retried job hands over the rows of its event still unmarked (inserted by an attempt
+ * that died before its sinks ran), so a crash between the two loses nothing (at least once: a
+ * crash after the sinks and before the mark hands them over again). A fixed number of statements
+ * per event.
  */
 import type { Services } from '../context.ts';
 import type { OutboxRecord } from './outbox.ts';
@@ -68,7 +72,11 @@ export const MAXIMUM_GROUP_SPAN_HOURS = 12;
  * suspended, those the filters above drop, and rows already there (same recipient and source).
  * Returns the rows inserted.
  */
-export async function insertNotifications(services: Services, candidates: readonly NotificationCandidate[]): Promise<{ id: string; accountId: string }[]> {
+export async function insertNotifications(
+  services: Services,
+  candidates: readonly NotificationCandidate[],
+  options: { resurface?: boolean } = {},
+): Promise<{ id: string; accountId: string }[]> {
   if (candidates.length === 0) return [];
   const now = services.clock.now();
   const bucket = Math.floor(now.getTime() / 3_600_000);
@@ -86,7 +94,7 @@ export async function insertNotifications(services: Services, candidates: readon
                          and mu.hide_notifications and (mu.expires_at is null or mu.expires_at > $11))
             or exists (select 1 from accounts fa join account_domain_blocks db on db.domain = lower(fa.domain)
                         where fa.id = i.from_account_id and db.account_id = i.account_id)))
-     )
+     ), ins as (
      insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, relationship_severance_event_id, source_key, group_key, group_prefix, created_at)
      select k.id, k.account_id, k.from_account_id, k.type, k.status_id, k.report_id, k.poll_id, k.severance_event_id, k.source_key,
             case when k.group_prefix is null then 'ungrouped-' || k.id::text
@@ -98,7 +106,16 @@ export async function insertNotifications(services: Services, candidates: readon
             k.group_prefix, $11
        from kept k
      on conflict (account_id, source_key) do nothing
-     returning id::text, account_id::text`,
+     returning id, account_id
+     )
+     select id::text, account_id::text from ins${
+       options.resurface
+         ? `
+     union all
+     select n.id::text, n.account_id::text from notifications n join input i on n.account_id = i.account_id and n.source_key = i.source_key
+      where n.surfaced_at is null`
+         : ''
+     }`,
     [
       col(() => services.ids.next()),
       col((c) => c.accountId),
@@ -303,7 +320,9 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
     }
     const candidates = await candidatesOf(services, record);
     if (candidates.length === 0) return;
-    const inserted = await insertNotifications(services, candidates);
+    // With sinks, the rows of this event that an earlier attempt inserted but never handed over
+    // (it failed or its process died before the sinks ran) come back with the new ones.
+    const inserted = await insertNotifications(services, candidates, { resurface: sinks.length > 0 && !!render });
     if (record.event.type === 'status.updated') {
       // The latest update notification replaces the earlier ones for that status (retries included).
       await services.db.sql.query(
@@ -322,7 +341,11 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
     }
     // The renderer applied the recipient's filters (context `notifications`): a `hide` match is
     // not among `items`, a `warn` carries its `filtered` result (src/api/render-notifications.ts).
-    if (items.length === 0) return;
-    for (const sink of sinks) await sink(items);
+    if (items.length > 0) for (const sink of sinks) await sink(items);
+    // Handed over: a retry of this event (a later consumer failing) does not hand them over again.
+    await services.db.sql.query(`update notifications set surfaced_at = $1 where id = any($2::bigint[])`, [
+      services.clock.now(),
+      inserted.map((r) => r.id),
+    ]);
   };
 }

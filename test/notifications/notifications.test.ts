@@ -247,6 +247,44 @@ describe('an event handled twice', () => {
   });
 });
 
+describe('a sink failing after the rows were written', () => {
+  it('hands the rows over when the event is retried, once, and not again after', async () => {
+    await clear(alice);
+    const id = await post(alice, 'like me through a broken sink');
+    // The running server's consumer has surfaced this one; the test replays the event through a
+    // consumer whose sink fails once, as a process dying between the insert and the sinks would.
+    await bob.api(`/api/v1/statuses/${id}/favourite`, { method: 'POST' });
+    const [fav] = await list(alice);
+    await roost.services.db.sql.query(`delete from notifications where id = $1`, [fav.id]);
+    const record = await outboxRecord(`type = 'status.favourited' and payload->>'statusId' = $1`, [id]);
+    const got: Parameters<NotificationSink>[0][] = [];
+    let failures = 1;
+    const consume = notificationsConsumer(
+      roost.services,
+      [
+        async (items) => {
+          if (failures-- > 0) throw new Error('sink down');
+          got.push(items);
+        },
+      ],
+      renderNotifications,
+    );
+    await expect(consume(record)).rejects.toThrow('sink down');
+    // The row is there, not yet handed over.
+    const [row] = await roost.services.db.sql.query<{ id: string; surfaced_at: unknown }>(
+      `select id::text, surfaced_at from notifications where account_id = $1 and type = 'favourite' and status_id = $2`,
+      [alice.account.id, id],
+    );
+    expect(row).toMatchObject({ surfaced_at: null });
+    await consume(record); // the job's retry
+    await consume(record); // and a replay after it
+    expect(got.length).toBe(1);
+    expect(got[0]).toEqual([{ accountId: alice.account.id, notification: expect.objectContaining({ id: row!.id, type: 'favourite', status: expect.objectContaining({ id }) }) }]);
+    const [after] = await roost.services.db.sql.query<{ surfaced_at: unknown }>(`select surfaced_at from notifications where id = $1`, [row!.id]);
+    expect(after!.surfaced_at).not.toBeNull();
+  });
+});
+
 describe('listing, dismissing, the unread count', () => {
   let ids: string[];
   beforeAll(async () => {
