@@ -138,7 +138,7 @@ const agents = new WeakMap<Services, { http: http.Agent; https: https.Agent }>()
 function agentFor(services: Services, url: URL): http.Agent {
   let pair = agents.get(services);
   if (!pair) {
-    const opts = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: PUSH_TIMEOUT_MS };
+    const opts = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64, timeout: PUSH_TIMEOUT_MS };
     pair = { http: new http.Agent(opts), https: new https.Agent(opts) };
     agents.set(services, pair);
   }
