@@ -418,8 +418,9 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
       const doneFailed = done.size - doneDelivered;
       await sql.query(
         `insert into deliveries (activity_id, activity_type, sender, lane, inboxes, delivered, failed, pending, created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $7, $8, $5 - $7 - $8, $6, $6)
-         on conflict (activity_id) do update set inboxes = $5, pending = $5 - $7 - $8, delivered = $7, failed = $8, last_error = null, updated_at = $6`,
+         values ($1, $2, $3, $4, $5::int, $7::int, $8::int, $5::int - $7::int - $8::int, $6, $6)
+         on conflict (activity_id) do update set inboxes = $5::int, pending = $5::int - $7::int - $8::int, delivered = $7::int, failed = $8::int,
+           last_error = null, updated_at = $6`,
         [job.activityId, job.activityType, job.sender, lane, all.length, clock.now().toISOString(), doneDelivered, doneFailed],
       );
     }
