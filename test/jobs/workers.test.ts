@@ -280,7 +280,8 @@ describe('worker pool', () => {
     await enqueue(sql, { kind: 'bad', payload: null, maxAttempts: 1 });
     await enqueue(sql, { kind: 'mystery', payload: null });
     await enqueue(sql, { kind: 'ok', payload: 1 });
-    await waitUntil(async () => (await countJobs(sql)).dead === 2 && done.length === 1, 5_000, 'settled');
+    // (done is pushed inside the handler, before the finished row is deleted: wait for that too.)
+    await waitUntil(async () => (await countJobs(sql)).total === 2 && (await countJobs(sql)).dead === 2 && done.length === 1, 5_000, 'settled');
     expect(await countJobs(sql)).toEqual({ ready: 0, scheduled: 0, running: 0, dead: 2, total: 2 });
   });
 
