@@ -10,8 +10,8 @@ import { Migration } from '@mikro-orm/migrations';
  * its author's server even though a Like goes to the author's inbox only. Local statuses never
  * have them.
  */
-export class Migration20261127006000_untrusted_status_counts extends Migration {
-  override name = 'Migration20261127006000_untrusted_status_counts';
+export class Migration20261127041000_untrusted_status_counts extends Migration {
+  override name = 'Migration20261127041000_untrusted_status_counts';
 
   override up(): void {
     this.addSql(`alter table status_stats

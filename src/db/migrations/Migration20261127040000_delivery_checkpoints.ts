@@ -11,8 +11,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   agree after a crash), read when a job is retaken, deleted at the end of the round. Keyed by the
  *   job row's id; rows of a job that is gone are swept with the settled `deliveries` rows.
  */
-export class Migration20261127005000_delivery_checkpoints extends Migration {
-  override name = 'Migration20261127005000_delivery_checkpoints';
+export class Migration20261127040000_delivery_checkpoints extends Migration {
+  override name = 'Migration20261127040000_delivery_checkpoints';
 
   override up(): void {
     this.addSql(`create table delivery_checkpoints (
