@@ -130,6 +130,11 @@ const HOST_KEY = ' @host ';
 /** How long the deliveries row of a settled activity is kept. */
 export const DELIVERY_STATE_KEPT_MS = 14 * 86_400_000;
 
+/** A bulk job writes its settled inboxes (delivery_checkpoints) every this many outcomes… */
+export const CHECKPOINT_BATCH = 256;
+/** …or every this many milliseconds, whichever comes first. */
+export const CHECKPOINT_MS = 250;
+
 /** Jobs of this kind count their own rounds; the queue's attempts only guard against crash loops. */
 const JOB_MAX_ATTEMPTS = 1_000;
 
@@ -394,15 +399,29 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     }
     const all = Object.keys(inboxes);
     const fields = { activityId: job.activityId, activityType: job.activityType, lane, round: job.round };
+    // A bulk-lane job records each inbox it settles (delivery_checkpoints, in batches, with the
+    // activity's counts) so that, retaken after its process died, it sends only to the others.
+    const checkpointed = lane !== PRIORITY_LANE;
+    /** Inboxes settled by an earlier run of this very job (retaken): their HTTP status, 0 if given up. */
+    const done = new Map<string, number>();
+    if (checkpointed && row.attempts > 1) {
+      const rows = await sql.query<{ inbox: string; status: number }>(`select inbox, status from delivery_checkpoints where job_id = $1::bigint`, [row.id]);
+      for (const r of rows) if (Object.hasOwn(inboxes, r.inbox)) done.set(r.inbox, Number(r.status));
+    }
+    const isDelivered = (status: number) => status >= 200 && status < 300;
     // A fan-out's row is written first, so its pending inboxes show while it drains; a small
     // job's row is written once, at the end of its round (one statement fewer on the priority lane).
+    // A retaken job's row starts from what its checkpoints say was settled.
     const countFirst = !job.counted && lane !== PRIORITY_LANE;
     if (countFirst) {
+      const doneDelivered = [...done.values()].filter(isDelivered).length;
+      const doneFailed = done.size - doneDelivered;
       await sql.query(
-        `insert into deliveries (activity_id, activity_type, sender, lane, inboxes, pending, created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $5, $6, $6)
-         on conflict (activity_id) do update set inboxes = $5, pending = $5, delivered = 0, failed = 0, last_error = null, updated_at = $6`,
-        [job.activityId, job.activityType, job.sender, lane, all.length, clock.now().toISOString()],
+        `insert into deliveries (activity_id, activity_type, sender, lane, inboxes, delivered, failed, pending, created_at, updated_at)
+         values ($1, $2, $3, $4, $5::int, $7::int, $8::int, $5::int - $7::int - $8::int, $6, $6)
+         on conflict (activity_id) do update set inboxes = $5::int, pending = $5::int - $7::int - $8::int, delivered = $7::int, failed = $8::int,
+           last_error = null, updated_at = $6`,
+        [job.activityId, job.activityType, job.sender, lane, all.length, clock.now().toISOString(), doneDelivered, doneFailed],
       );
     }
     if (all.length === 0) return;
@@ -416,6 +435,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     // The circuit: parked hosts get nothing; a host whose probe time has come gets one request first.
     const byHost = new Map<string, string[]>();
     for (const inbox of all) {
+      if (done.has(inbox)) continue;
       const host = new URL(inbox).host;
       const list = byHost.get(host);
       if (list) list.push(inbox);
@@ -445,6 +465,9 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     /** Hosts with failures on record (a success resets them). */
     const failing = new Set(hostRows.map((r) => r.host));
     const outcomes = new Map<string, Outcome>();
+    for (const [inbox, status] of done) {
+      outcomes.set(inbox, isDelivered(status) ? { kind: 'delivered' } : { kind: 'failed', status, gone: status === 410 });
+    }
     const toSend: string[] = [];
     const now0 = clock.now().getTime();
     const probes: { host: string; inbox: string; next: number }[] = [];
@@ -471,65 +494,83 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
         parkedHosts++;
       }
     }
-    await Promise.all(
-      probes.map(async ({ host, inbox, next }) => {
-        const o = await post(inbox, body, digest, key, retryMs);
-        outcomes.set(inbox, o);
-        const rest = byHost.get(host)!.slice(1);
-        if (o.kind === 'later' && o.hostFailure) {
-          log.warn({ host, error: o.error }, 'delivery circuit probe failed: the host stays parked');
-          parked(rest, next);
-          outcomes.set(inbox, { ...o, at: Math.max(o.at, next) });
-        } else {
-          await hostsSucceeded([host]);
-          toSend.push(...rest);
-        }
-      }),
-    );
-
-    // The fan-out itself: up to deliveryConcurrency POSTs in flight, the hosts taken in turn
-    // (inboxes in the order the followers came would put dozens of requests on one host at once,
-    // each on a connection of its own). A counted row (a fan-out's) shows its progress every
-    // second while it drains.
-    interleaveByHost(toSend);
-    let next = 0;
-    const live = { delivered: 0, failed: 0 };
-    const flushed = { delivered: 0, failed: 0 };
+    // Checkpoints: settled inboxes are written in batches (every CHECKPOINT_BATCH outcomes or
+    // CHECKPOINT_MS), each batch in one statement that also moves the activity's counts, so
+    // `roost deliveries` and the checkpoints agree whenever the process dies. An inbox whose
+    // POST succeeded but whose batch was not written yet gets the activity again after a crash
+    // (at-least-once; receivers de-duplicate).
+    /** Inboxes whose outcome is in delivery_checkpoints and counted in deliveries already. */
+    const recorded = new Set<string>(done.keys());
+    const batch: { inbox: string; status: number }[] = [];
     let flushing: Promise<void> = Promise.resolve();
     const flush = () => {
+      if (batch.length === 0) return;
+      const items = batch.splice(0);
       flushing = flushing.then(async () => {
-        const d = live.delivered - flushed.delivered;
-        const x = live.failed - flushed.failed;
-        if (d === 0 && x === 0) return;
-        flushed.delivered += d;
-        flushed.failed += x;
-        await sql
-          .query(
-            `update deliveries set delivered = delivered + $2, failed = failed + $3, pending = pending - $2 - $3, updated_at = $4
-              where activity_id = $1`,
-            [job.activityId, d, x, clock.now().toISOString()],
-          )
-          .catch((err) => {
-            flushed.delivered -= d;
-            flushed.failed -= x;
-            log.warn({ ...fields, err }, 'delivery progress not recorded');
-          });
+        try {
+          await sql.query(
+            `with ins as (
+               insert into delivery_checkpoints (job_id, inbox, status)
+               select $1::bigint, u.inbox, u.status from unnest($2::text[], $3::smallint[]) as u(inbox, status)
+               on conflict do nothing
+               returning status
+             ), n as (
+               select count(*) filter (where status between 200 and 299)::int as d, count(*) filter (where status not between 200 and 299)::int as x from ins
+             )
+             update deliveries set delivered = delivered + n.d, failed = failed + n.x, pending = pending - n.d - n.x, updated_at = $5
+               from n where activity_id = $4`,
+            [row.id, items.map((i) => i.inbox), items.map((i) => i.status), job.activityId, clock.now().toISOString()],
+          );
+          for (const i of items) recorded.add(i.inbox);
+        } catch (err) {
+          // Counted at the end of the round instead; a crash before then re-sends them.
+          log.warn({ ...fields, err }, 'delivery progress not recorded');
+        }
       });
     };
-    const progress = counted && toSend.length > f.deliveryConcurrency ? setInterval(flush, 1000) : null;
-    const worker = async () => {
-      while (next < toSend.length) {
-        const inbox = toSend[next++]!;
-        const o = await post(inbox, body, digest, key, retryMs);
-        outcomes.set(inbox, o);
-        if (o.kind === 'delivered') live.delivered++;
-        else if (o.kind === 'failed') live.failed++;
-      }
+    const record = (inbox: string, o: Outcome) => {
+      if (!checkpointed || o.kind === 'later') return;
+      batch.push({ inbox, status: o.kind === 'delivered' ? 200 : o.status });
+      if (batch.length >= CHECKPOINT_BATCH) flush();
     };
+    const ticker = checkpointed ? setInterval(flush, CHECKPOINT_MS) : null;
+    ticker?.unref?.();
     try {
+      await Promise.all(
+        probes.map(async ({ host, inbox, next }) => {
+          const o = await post(inbox, body, digest, key, retryMs);
+          outcomes.set(inbox, o);
+          record(inbox, o);
+          const rest = byHost.get(host)!.slice(1);
+          if (o.kind === 'later' && o.hostFailure) {
+            log.warn({ host, error: o.error }, 'delivery circuit probe failed: the host stays parked');
+            parked(rest, next);
+            outcomes.set(inbox, { ...o, at: Math.max(o.at, next) });
+          } else {
+            await hostsSucceeded([host]);
+            toSend.push(...rest);
+          }
+        }),
+      );
+
+      // The fan-out itself: up to deliveryConcurrency POSTs in flight, the hosts taken in turn
+      // (inboxes in the order the followers came would put dozens of requests on one host at once,
+      // each on a connection of its own). A bulk job's row shows its progress (the checkpoint
+      // batches) while it drains.
+      interleaveByHost(toSend);
+      let next = 0;
+      const worker = async () => {
+        while (next < toSend.length) {
+          const inbox = toSend[next++]!;
+          const o = await post(inbox, body, digest, key, retryMs);
+          outcomes.set(inbox, o);
+          record(inbox, o);
+        }
+      };
       await Promise.all(Array.from({ length: Math.min(f.deliveryConcurrency, toSend.length) }, worker));
     } finally {
-      if (progress) clearInterval(progress);
+      if (ticker) clearInterval(ticker);
+      // The batch not yet written is counted by the round's last statement, below.
       await flushing;
     }
 
@@ -579,10 +620,21 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     }
     const pending = all.length - delivered - failed;
     if (counted) {
+      // What the checkpoint batches did not count yet; the round's checkpoints go (its retries, if
+      // any, are new rows or a rescheduled payload: a new round).
+      let newDelivered = 0;
+      let newFailed = 0;
+      for (const inbox of all) {
+        if (recorded.has(inbox)) continue;
+        const o = outcomes.get(inbox)!;
+        if (o.kind === 'delivered') newDelivered++;
+        else if (o.kind === 'failed' || job.round + 1 >= DELIVERY_RETRY.maxRounds) newFailed++;
+      }
       await sql.query(
-        `update deliveries set delivered = delivered + $2, failed = failed + $3, pending = pending - $2 - $3,
+        `with cleared as (delete from delivery_checkpoints where job_id = $6::bigint and $7::boolean)
+         update deliveries set delivered = delivered + $2, failed = failed + $3, pending = pending - $2 - $3,
                 last_error = coalesce($4, last_error), updated_at = $5 where activity_id = $1`,
-        [job.activityId, delivered - flushed.delivered, failed - flushed.failed, lastError, clock.now().toISOString()],
+        [job.activityId, newDelivered, newFailed, lastError, clock.now().toISOString(), row.id, checkpointed],
       );
     } else {
       await sql.query(
@@ -597,6 +649,8 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
       await sql.query(`delete from deliveries where created_at < $1::timestamptz and pending = 0`, [
         new Date(clock.now().getTime() - DELIVERY_STATE_KEPT_MS).toISOString(),
       ]);
+      // Checkpoints of jobs that are gone (dead-lettered and deleted, or cancelled mid-round).
+      await sql.query(`delete from delivery_checkpoints c where not exists (select 1 from jobs j where j.id = c.job_id)`);
     }
     if (gone.length) {
       await enqueueMany(

@@ -10,7 +10,7 @@ import { isActor, Question } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { AccountSchema, type Account } from '../db/entities/index.ts';
 import { persistRemoteStatus, statusByUri, updateRemoteStatus, type RemoteStatusInput } from '../services/remote-statuses.ts';
-import { isPublicCollection, isStatusObject, noteFields, persistAccount, questionPoll, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
+import { isPublicCollection, isStatusObject, noteFields, persistAccount, questionPoll, untrustedCounts, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
 import { REMOTE_FETCH_LIMITS } from './loaders.ts';
 import { persistRemoteEmojis } from '../services/custom-emojis.ts';
@@ -134,6 +134,7 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     editedAt: f.updated,
     attachments: f.attachments,
     poll,
+    untrusted: await untrustedCounts(note),
   };
   return (await persistRemoteStatus(services, input)).id;
 }
@@ -218,5 +219,6 @@ export async function updateNote(services: Services, ctx: Context<void>, note: S
     mentions,
     tags: f.tags,
     attachments: f.attachments,
+    untrusted: await untrustedCounts(note),
   });
 }

@@ -54,12 +54,14 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       id: string; account_id: string; uri: string; url: string | null; content: string; spoiler_text: string; visibility: string;
       sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
       local: boolean; reblog_of_id: string | null; in_reply_to_account_id: string | null; author_uri: string; username: string; domain: string | null;
-      followers_url: string | null; parent_uri: string | null;
+      followers_url: string | null; parent_uri: string | null; favourites_count: number; reblogs_count: number;
     }>(
       `select s.id::text, s.account_id::text, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.language,
               s.created_at, s.edited_at, s.deleted_at, s.local, s.reblog_of_id::text, s.in_reply_to_account_id::text,
-              a.uri as author_uri, a.username, a.domain, a.followers_url, p.uri as parent_uri
+              a.uri as author_uri, a.username, a.domain, a.followers_url, p.uri as parent_uri,
+              coalesce(st.favourites_count, 0)::int as favourites_count, coalesce(st.reblogs_count, 0)::int as reblogs_count
          from statuses s join accounts a on a.id = s.account_id left join statuses p on p.id = s.in_reply_to_id
+         left join status_stats st on st.status_id = s.id
         where s.id = any($1::bigint[])`,
       [ids],
     ),
@@ -138,6 +140,8 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         inReplyToUri: r.parent_uri,
         published: new Date(r.created_at),
         editedAt: r.edited_at ? new Date(r.edited_at) : null,
+        // A local status's own counts, as its Note's likes/shares (what peers take as untrusted counts).
+        ...(r.local ? { counts: { likes: Number(r.favourites_count), shares: Number(r.reblogs_count) } } : {}),
         mentions: mine.filter((m) => !m.silent).map((m) => ({ uri: m.uri, acct: `${m.username}@${m.domain ?? services.config.domain}` })),
         hashtags: tags
           .filter((t) => t.status_id === r.id)

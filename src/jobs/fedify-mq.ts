@@ -41,7 +41,7 @@ export interface PostgresMessageQueueOptions {
    * claim query, so no ParallelMessageQueue wrapper is needed (or wanted) around this queue.
    */
   concurrency?: number;
-  /** Lease of a message being handled, renewed while it runs; 60 s by default. */
+  /** Lease of a message being handled, renewed while it runs (the queue's heartbeat); 15 s by default. */
   leaseMs?: number;
   /**
    * Attempts when the handler throws. By default Fedify retries deliveries and inbox work itself

@@ -11,7 +11,8 @@ import { JOBS_NOTIFY_CHANNEL } from './schema.ts';
  * Life of a job: enqueue() inserts a 'pending' row (inside the caller's transaction if given a
  * transactional Sql: rows and their jobs commit together). A worker claims due rows in one
  * short statement (`SELECT … FOR UPDATE SKIP LOCKED` + UPDATE to 'running' with a lease), runs
- * the handler outside any transaction while a heartbeat extends the lease, then deletes the row
+ * the handler outside any transaction while the process's heartbeat extends the leases of all its
+ * running jobs (one statement every leaseMs/3, see leaseHeartbeat), then deletes the row
  * (done) or sets it back to 'pending' with run_at pushed by the backoff (failed), or to 'dead'
  * after max_attempts. A worker that dies leaves a 'running' row whose lease expires; any worker
  * then retakes it (at-least-once delivery: handlers should be idempotent).
@@ -405,7 +406,12 @@ export interface ClaimOptions {
   workerId?: string;
 }
 
-export const DEFAULT_LEASE_MS = 60_000;
+/**
+ * The lease of a claimed job: short, because a running job's lease is renewed by the heartbeat
+ * (every leaseMs/3, one statement for all the jobs the process runs on one database), so a job
+ * whose process died is retaken within about this long, not after minutes.
+ */
+export const DEFAULT_LEASE_MS = 15_000;
 
 /**
  * Claims up to `limit` due jobs of a queue in one statement (an implicit transaction of its
@@ -455,7 +461,7 @@ export interface RunOptions {
   clock?: Clock;
   log?: JobLogger;
   backoff?: Backoff;
-  /** Lease of a claimed job; renewed every leaseMs/3 while its handler runs. 60 s by default. */
+  /** Lease of a claimed job; renewed every leaseMs/3 while its handler runs (leaseHeartbeat). 15 s by default. */
   leaseMs?: number;
   workerId?: string;
 }
@@ -546,6 +552,99 @@ function runtimeOf(o: RunOptions): Runtime {
   };
 }
 
+/**
+ * The lease heartbeat: while handlers run, ONE statement every leaseMs/3 extends the leases of
+ * all the jobs this process runs on one database (whatever their queue or pool), instead of a
+ * timer and a statement per job. A job whose row no longer carries our lock token (retaken after
+ * a stall longer than its lease) is reported once; settling it then finds nothing and says so.
+ * Shared by (database, clock, lease): pools built alike share one; tests with their own clocks
+ * or leases get theirs.
+ */
+export interface LeaseHeartbeat {
+  add(job: ClaimedJob): void;
+  remove(job: ClaimedJob): void;
+  /** Jobs whose leases it renews now. */
+  readonly size: number;
+  /** Renews now (what the timer does); resolves with the number of leases extended. */
+  beat(): Promise<number>;
+}
+
+const heartbeats = new WeakMap<Sql, Map<Clock, Map<number, LeaseHeartbeat>>>();
+
+/** The heartbeat shared by the jobs run on `rt.sql` with `rt.clock` and `rt.leaseMs`. */
+function leaseHeartbeat(rt: Runtime): LeaseHeartbeat {
+  let byClock = heartbeats.get(rt.sql);
+  if (!byClock) heartbeats.set(rt.sql, (byClock = new Map()));
+  let byLease = byClock.get(rt.clock);
+  if (!byLease) byClock.set(rt.clock, (byLease = new Map()));
+  let hb = byLease.get(rt.leaseMs);
+  if (!hb) byLease.set(rt.leaseMs, (hb = createLeaseHeartbeat(rt)));
+  return hb;
+}
+
+function createLeaseHeartbeat(rt: Runtime): LeaseHeartbeat {
+  const { sql, clock, log, leaseMs } = rt;
+  /** By job id and lock token (a job retaken by another pool of this process is another entry). */
+  const jobs = new Map<string, { id: string; token: string; fields: object; lost: boolean }>();
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let inFlight: Promise<number> | null = null;
+  const beat = (): Promise<number> => {
+    if (inFlight) return inFlight;
+    if (jobs.size === 0) return Promise.resolve(0);
+    const entries = [...jobs.values()];
+    const ids = [...new Set(entries.map((j) => j.id))];
+    const tokens = [...new Set(entries.map((j) => j.token))];
+    inFlight = sql
+      .query<{ id: string; lock_token: string }>(
+        `UPDATE jobs SET run_at = $3::timestamptz
+         WHERE id = ANY($1::bigint[]) AND lock_token = ANY($2::text[]) AND state = 'running'
+         RETURNING id::text AS id, lock_token`,
+        [ids, tokens, new Date(clock.now().getTime() + leaseMs).toISOString()],
+      )
+      .then(
+        (rows) => {
+          const renewed = new Set(rows.map((r) => `${r.id}:${r.lock_token}`));
+          for (const e of entries) {
+            const key = `${e.id}:${e.token}`;
+            const j = jobs.get(key);
+            if (!j || j.lost || renewed.has(key)) continue;
+            j.lost = true;
+            log.warn(j.fields, 'job lease lost while running');
+          }
+          return renewed.size;
+        },
+        (error) => {
+          log.warn({ err: error, jobs: ids.length }, 'job lease renewal failed');
+          return 0;
+        },
+      )
+      .finally(() => {
+        inFlight = null;
+      });
+    return inFlight;
+  };
+  return {
+    add(job) {
+      jobs.set(`${job.id}:${job.lockToken}`, { id: job.id, token: job.lockToken, fields: { jobId: job.id, queue: job.queue, kind: job.kind }, lost: false });
+      if (!timer) {
+        timer = setInterval(() => void beat(), Math.max(10, Math.floor(leaseMs / 3)));
+        timer.unref?.();
+      }
+    },
+    remove(job) {
+      jobs.delete(`${job.id}:${job.lockToken}`);
+      if (jobs.size === 0 && timer) {
+        clearInterval(timer);
+        timer = null;
+      }
+    },
+    get size() {
+      return jobs.size;
+    },
+    beat,
+  };
+}
+
 /** Runs one claimed job to its outcome. Never throws. */
 async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
   const { sql, clock, log } = rt;
@@ -566,20 +665,8 @@ async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
     if (!handler) {
       return await settleFailure(rt, job, new Error(`no handler for job kind "${job.kind}" (queue "${job.queue}")`), true);
     }
-    const heartbeat = setInterval(() => {
-      sql
-        .query(
-          `UPDATE jobs SET run_at = $3::timestamptz WHERE id = $1::bigint AND lock_token = $2 AND state = 'running' RETURNING id`,
-          [job.id, job.lockToken, new Date(clock.now().getTime() + rt.leaseMs).toISOString()],
-        )
-        .then(
-          (rows) => {
-            if (rows.length === 0) log.warn(fields, 'job lease lost while running');
-          },
-          (error) => log.warn({ ...fields, err: error }, 'job lease renewal failed'),
-        );
-    }, Math.max(10, Math.floor(rt.leaseMs / 3)));
-    heartbeat.unref?.();
+    const beat = leaseHeartbeat(rt);
+    beat.add(job);
     let failure: unknown;
     let failed = false;
     try {
@@ -588,7 +675,7 @@ async function executeJob(rt: Runtime, job: ClaimedJob): Promise<JobOutcome> {
       failed = true;
       failure = error;
     } finally {
-      clearInterval(heartbeat);
+      beat.remove(job);
     }
     if (failed && failure instanceof RescheduleJob) return await reschedule(rt, job, failure);
     if (failed) return await settleFailure(rt, job, failure, failure instanceof PermanentJobError);

@@ -13,7 +13,7 @@ import type { StatusVisibility } from '../db/entities/status.entity.ts';
 import type { Sql } from '../db/sql.ts';
 import { applyStatusToStats } from './account-stats.ts';
 import { recordEvent } from './actor-store.ts';
-import { bumpStatusStats, discardStatus } from './statuses.ts';
+import { bumpStatusStats, discardStatus, setUntrustedStatusCounts } from './statuses.ts';
 import { persistRemoteMedia, type RemoteMediaItem } from './media.ts';
 import { schedulePreviewCard } from './preview-cards.ts';
 import { syncRemoteMedia } from './remote-media.ts';
@@ -46,6 +46,14 @@ export interface RemoteStatusInput {
   attachments: RemoteMediaItem[];
   /** A Question's poll, stored with the status (its own actor, closed by its timer at expiresAt). */
   poll?: RemotePollInput | null;
+  /** What its server says of its favourites and reblogs (the Note's likes/shares totalItems, clamped); null: unsaid. */
+  untrusted?: UntrustedCounts;
+}
+
+/** A remote status's counts as its own server states them (status_stats' untrusted columns). */
+export interface UntrustedCounts {
+  favourites: number | null;
+  reblogs: number | null;
 }
 
 /** A remote poll as its Question states it (federation/convert/from-as.ts questionPoll). */
@@ -124,6 +132,7 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     if (input.content.includes('<a ')) await schedulePreviewCard(services, sql, id, null);
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
+    if (input.untrusted) await setUntrustedStatusCounts(sql, id, input.untrusted);
     const p = input.poll;
     const pollId = p
       ? await createPoll(services, sql, {
@@ -165,6 +174,8 @@ export interface RemoteStatusChanges {
   mentions: RemoteStatusInput['mentions'];
   tags: string[];
   attachments: RemoteMediaItem[];
+  /** The Note's likes/shares totalItems (clamped): taken from any Update of the author, even one older than the last edit. */
+  untrusted?: UntrustedCounts;
 }
 
 /**
@@ -186,6 +197,8 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
       [uri, accountId],
     );
     if (!row) return null;
+    // Its server's counts, as Mastodon's update_counts!, whether or not the edit itself applies.
+    if (c.untrusted) await setUntrustedStatusCounts(sql, row.id, c.untrusted);
     if (row.edited_at && new Date(row.edited_at).getTime() >= editedAt.getTime()) return null;
     await recordOriginalVersion(services, sql, row.id, accountId, new Date(row.created_at));
     await syncRemoteMedia(services, sql, row.id, accountId, c.attachments);

@@ -300,10 +300,28 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
 }
 
 export async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count', delta: 1 | -1): Promise<void> {
+  // A remote status's untrusted count (its server's figure) moves with ours, as Mastodon's increment_count!.
+  const untrusted = column === 'replies_count' ? null : `untrusted_${column}`;
   await sql.query(
     `insert into status_stats as s (status_id, ${column}) values ($1, greatest($2::int, 0))
-     on conflict (status_id) do update set ${column} = greatest(0, s.${column} + $2::int)`,
+     on conflict (status_id) do update set ${column} = greatest(0, s.${column} + $2::int)${
+       untrusted ? `, ${untrusted} = case when s.${untrusted} is null then null else greatest(0, s.${untrusted} + $2::int) end` : ''
+     }`,
     [statusId, delta],
+  );
+}
+
+/**
+ * Sets a remote status's untrusted counts (what its Note's likes/shares say, already clamped);
+ * a null leaves that count as it was. Nothing is written when both are null.
+ */
+export async function setUntrustedStatusCounts(sql: Sql, statusId: string, counts: { favourites: number | null; reblogs: number | null }): Promise<void> {
+  if (counts.favourites === null && counts.reblogs === null) return;
+  await sql.query(
+    `insert into status_stats as s (status_id, untrusted_favourites_count, untrusted_reblogs_count) values ($1, $2::int, $3::int)
+     on conflict (status_id) do update set untrusted_favourites_count = coalesce($2::int, s.untrusted_favourites_count),
+                                           untrusted_reblogs_count = coalesce($3::int, s.untrusted_reblogs_count)`,
+    [statusId, counts.favourites, counts.reblogs],
   );
 }
 

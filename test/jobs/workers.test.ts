@@ -192,6 +192,52 @@ describe('worker pool', () => {
     expect(runs).toEqual(['a']);
   });
 
+  it('renews the leases of all running jobs in ONE statement per heartbeat, not one per job', async () => {
+    // A Sql that records the heartbeat's statements (and passes everything through).
+    const beats: (readonly unknown[])[] = [];
+    const counting: Sql = {
+      query: (text, params) => {
+        if (text.includes('lock_token = ANY')) beats.push(params ?? []);
+        return sql.query(text, params);
+      },
+      transaction: (fn) => sql.transaction(fn),
+    };
+    const runs: string[] = [];
+    const handlers = {
+      long: async (_p: unknown, job: Job) => {
+        runs.push(job.id);
+        await sleep(1_000);
+      },
+    };
+    const ids = await enqueueMany(
+      sql,
+      Array.from({ length: 4 }, (_, n) => ({ kind: 'long', payload: { n } })),
+    );
+    // Lease 300 ms: a beat every 100 ms; the jobs run ~1 s, three times their lease.
+    pool({ sql: counting, handlers, concurrency: 4, leaseMs: 300, pollIntervalMs: 30, workerId: 'a' });
+    await waitUntil(() => runs.length === 4, 5_000, 'four jobs running');
+    // Another pool on the same queue finds nothing to retake while the beats keep the leases.
+    pool({ sql, handlers, concurrency: 4, leaseMs: 300, pollIntervalMs: 30, workerId: 'b' });
+    await waitUntil(async () => (await countJobs(sql)).total === 0, 10_000, 'jobs done');
+    expect(runs.sort()).toEqual([...ids].sort());
+    // About 10 beats (1 s / 100 ms), each for the four jobs at once: per-job timers would have made ~40.
+    expect(beats.length).toBeGreaterThanOrEqual(5);
+    expect(beats.length).toBeLessThanOrEqual(14);
+    const full = beats.filter((params) => (params[0] as string[]).length === 4);
+    expect(full.length).toBeGreaterThanOrEqual(5);
+    for (const params of full) expect([...(params[0] as string[])].sort()).toEqual([...ids].sort());
+  });
+
+  it('a job whose worker stops beating is retaken within its (short) lease, not a minute later', async () => {
+    const id = await enqueue(sql, { kind: 'k', payload: 'orphan' });
+    // Claimed with the default lease by a worker that then dies (no heartbeat ever runs).
+    const [crashed] = await claimJobs(sql, { limit: 1, workerId: 'dead-process' });
+    expect(crashed!.id).toBe(id);
+    const leaseLeft = crashed!.runAt.getTime() - Date.now();
+    expect(leaseLeft).toBeGreaterThan(14_000);
+    expect(leaseLeft).toBeLessThanOrEqual(15_000);
+  });
+
   it('retries failures with backoff on its own clock', async () => {
     const clock = createManualClock(new Date('2026-05-01T00:00:00Z'));
     let calls = 0;
@@ -234,7 +280,8 @@ describe('worker pool', () => {
     await enqueue(sql, { kind: 'bad', payload: null, maxAttempts: 1 });
     await enqueue(sql, { kind: 'mystery', payload: null });
     await enqueue(sql, { kind: 'ok', payload: 1 });
-    await waitUntil(async () => (await countJobs(sql)).total === 2 && done.length === 1, 5_000, 'settled');
+    // (done is pushed inside the handler, before the finished row is deleted: wait for that too.)
+    await waitUntil(async () => (await countJobs(sql)).total === 2 && (await countJobs(sql)).dead === 2 && done.length === 1, 5_000, 'settled');
     expect(await countJobs(sql)).toEqual({ ready: 0, scheduled: 0, running: 0, dead: 2, total: 2 });
   });
 

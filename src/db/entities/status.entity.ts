@@ -42,6 +42,9 @@ export const StatusStatsSchema = defineEntity({
     repliesCount: p.integer().default(0),
     reblogsCount: p.integer().default(0),
     favouritesCount: p.integer().default(0),
+    /** What a remote status's server says (its Note's likes/shares totalItems), clamped; null if unsaid. */
+    untrustedFavouritesCount: p.integer().nullable(),
+    untrustedReblogsCount: p.integer().nullable(),
   },
 });
 export type StatusStats = InferEntity<typeof StatusStatsSchema>;

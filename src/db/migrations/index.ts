@@ -28,6 +28,8 @@ import { Migration20261127001000_notifications } from './Migration20261127001000
 import { Migration20261127003000_push } from './Migration20261127003000_push.ts';
 import { Migration20261127004000_severed_relationships } from './Migration20261127004000_severed_relationships.ts';
 import { Migration20261127005000_notifications_surfaced } from './Migration20261127005000_notifications_surfaced.ts';
+import { Migration20261127040000_delivery_checkpoints } from './Migration20261127040000_delivery_checkpoints.ts';
+import { Migration20261127041000_untrusted_status_counts } from './Migration20261127041000_untrusted_status_counts.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -65,4 +67,6 @@ export const MIGRATIONS = [
   Migration20261127003000_push,
   Migration20261127004000_severed_relationships,
   Migration20261127005000_notifications_surfaced,
+  Migration20261127040000_delivery_checkpoints,
+  Migration20261127041000_untrusted_status_counts,
 ];

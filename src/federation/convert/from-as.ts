@@ -429,6 +429,32 @@ export async function questionPoll(q: Question): Promise<QuestionPoll | null> {
   };
 }
 
+/** The largest count a remote Note's `likes` / `shares` may claim (Mastodon's StatusStat::MAX_UNTRUSTED_COUNT). */
+export const MAX_UNTRUSTED_COUNT = 100_000_000;
+
+/**
+ * A collection's `totalItems` as an untrusted count: a finite number, truncated to an integer and
+ * clamped to [0, MAX_UNTRUSTED_COUNT] (-5 is 0, 1e12 is the cap, as Mastodon clamps); anything
+ * else ("abc", null, a missing collection) is no count at all (null).
+ */
+export function untrustedCount(totalItems: unknown): number | null {
+  if (typeof totalItems !== 'number' || !Number.isFinite(totalItems)) return null;
+  return Math.min(MAX_UNTRUSTED_COUNT, Math.max(0, Math.trunc(totalItems)));
+}
+
+/**
+ * What a remote Note says of its own favourites and reblogs: its `likes` and `shares`
+ * collections' `totalItems`, read only when embedded (nothing is fetched), as Mastodon 4.3's
+ * StatusParser reads them for status_stats' untrusted counts.
+ */
+export async function untrustedCounts(note: StatusObject): Promise<{ favourites: number | null; reblogs: number | null }> {
+  const [likes, shares] = await Promise.all([
+    note.getLikes({ suppressError: true, documentLoader: NO_FETCH }).catch(() => null),
+    note.getShares({ suppressError: true, documentLoader: NO_FETCH }).catch(() => null),
+  ]);
+  return { favourites: untrustedCount(likes?.totalItems), reblogs: untrustedCount(shares?.totalItems) };
+}
+
 async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
   for await (const _ of items) return true;
   return false;

@@ -249,6 +249,8 @@ export interface NoteFacts {
   emojis?: EmojiFacts[];
   /** The status' poll (not deleted): the status is a Question then. */
   poll?: NotePoll | null;
+  /** A local status's favourites and reblogs: the Note's `likes` and `shares` (totalItems), as Mastodon's NoteSerializer. */
+  counts?: { likes: number; shares: number };
 }
 
 /** A status' poll, as its Question shows it. */
@@ -291,7 +293,8 @@ function noteAddressing(n: NoteFacts) {
 /**
  * The fields every status object shares, Note or Question (Mastodon's NoteSerializer): id, url,
  * attribution, addressing, content and contentMap by language, summary, sensitivity, reply
- * target, dates, Mention and Hashtag tags, attachments.
+ * target, dates, Mention and Hashtag tags, attachments, and a local status's `likes` and `shares`
+ * (totalItems: its favourites and reblogs; peers show them as untrusted counts).
  */
 function statusObjectValues(n: NoteFacts) {
   const { to, cc } = noteAddressing(n);
@@ -324,6 +327,12 @@ function statusObjectValues(n: NoteFacts) {
           focalPoint: a.focalPoint ?? null,
         }),
     ),
+    ...(n.counts
+      ? {
+          likes: new Collection({ id: new URL(`${n.uri}/likes`), totalItems: n.counts.likes }),
+          shares: new Collection({ id: new URL(`${n.uri}/shares`), totalItems: n.counts.shares }),
+        }
+      : {}),
   };
 }
 
