@@ -7,6 +7,7 @@ import type { Services } from '../../context.ts';
 import type { Sql } from '../../db/sql.ts';
 import type { MediaAttachmentRow, MediaMeta, MediaProcessing, MediaType } from '../../serializers/media-attachment.ts';
 import { isId } from './page.ts';
+import { prepared } from '../../db/prepared.ts';
 
 /** The columns mediaRowFrom reads, for a table aliased `alias`. */
 export function mediaColumns(alias: string): string {
@@ -57,12 +58,17 @@ export async function findUnattachedMedia(services: Services, accountId: string,
   return m && m.statusId === null ? m : null;
 }
 
+/** {@link loadStatusMedia}'s statement. */
+const STATUS_MEDIA_SQL = prepared(
+  `select ${mediaColumns('m')} from media_attachments m where m.status_id = any($1::bigint[]) order by m.status_id, m.position, m.id`,
+);
+
 /** The attachments of these statuses (one statement), by status id, each list in its order. */
 export async function loadStatusMedia(sql: Sql, statusIds: readonly string[]): Promise<Map<string, MediaAttachmentRow[]>> {
   const out = new Map<string, MediaAttachmentRow[]>();
   if (statusIds.length === 0) return out;
   const rows = await sql.query<Record<string, unknown>>(
-    `select ${mediaColumns('m')} from media_attachments m where m.status_id = any($1::bigint[]) order by m.status_id, m.position, m.id`,
+    STATUS_MEDIA_SQL,
     [statusIds],
   );
   for (const r of rows) {

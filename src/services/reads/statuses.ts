@@ -22,13 +22,15 @@ import type { AccountView } from '../../serializers/account.ts';
 import type { StatusView, StatusRow } from '../../serializers/status.ts';
 import type { PreviewCardRow } from '../../serializers/preview-card.ts';
 import { loadAccountPage } from './accounts.ts';
-import { hasMediaSql, loadStatusMedia } from './media.ts';
+import { hasMediaSql, mediaRowFrom } from './media.ts';
 import { mediaStorage } from '../media-storage.ts';
-import { loadPollsOfStatuses } from './polls.ts';
 import { loadEmojisFor, pollOptionTitles } from './emojis.ts';
 import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
 import { applyFilters, compileFilterSet, filterableText, type FilterContext } from '../../lib/filter-engine.ts';
-import { loadFilters } from './filters.ts';
+import { filterFromRaw, type RawFilter } from './filters.ts';
+import type { FilterRow } from '../../serializers/filter.ts';
+import type { PollRow } from '../../serializers/poll.ts';
+import { prepared } from '../../db/prepared.ts';
 
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
@@ -76,12 +78,16 @@ function factsFromRow(r: Record<string, unknown>): StatusFacts {
   };
 }
 
+const VISIBLE_STATUS_SQL = prepared(
+  `select s.id::text, s.account_id::text, s.visibility, s.reblog_of_id::text, s.in_reply_to_id::text, s.created_at
+       from statuses s where s.id = $1 and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}`,
+);
+
 /** The status `id` if the viewer may see it (and its original, if a reblog), else null. */
 export async function findVisibleStatus(services: Services, id: string, viewerId: string | null): Promise<StatusFacts | null> {
   if (!isId(id)) return null;
   const [row] = await services.db.sql.query<Record<string, unknown>>(
-    `select s.id::text, s.account_id::text, s.visibility, s.reblog_of_id::text, s.in_reply_to_id::text, s.created_at
-       from statuses s where s.id = $1 and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}`,
+    VISIBLE_STATUS_SQL,
     [id, viewerId],
   );
   return row ? factsFromRow(row) : null;
@@ -229,6 +235,88 @@ function cardFromRow(r: Record<string, unknown>): PreviewCardRow {
   };
 }
 
+/** Step 1 of {@link loadStatusPage}: the statuses and the originals they reblog. */
+const STATUS_ROWS_SQL = prepared(
+  `select s.id::text, s.account_id::text, s.uri, s.url, s.text, s.content, s.spoiler_text, s.visibility, s.sensitive,
+            s.language, s.in_reply_to_id::text, s.in_reply_to_account_id::text, s.reblog_of_id::text, s.created_at,
+            s.edited_at, s.deleted_at, s.application_id::text,
+            coalesce(st.replies_count, 0) as replies_count, coalesce(st.reblogs_count, 0) as reblogs_count,
+            coalesce(st.favourites_count, 0) as favourites_count, app.name as app_name, app.website as app_website,
+            pcs.url as card_original_url, pc.url as card_url, pc.title as card_title, pc.description as card_description,
+            pc.language as card_language, pc.type as card_type, pc.author_name as card_author_name, pc.author_url as card_author_url,
+            pc.provider_name as card_provider_name, pc.provider_url as card_provider_url, pc.html as card_html, pc.width as card_width,
+            pc.height as card_height, pc.image_url as card_image_url, pc.image_description as card_image_description,
+            pc.embed_url as card_embed_url, pc.blurhash as card_blurhash, pc.published_at as card_published_at
+       from statuses s
+       left join status_stats st on st.status_id = s.id
+       left join oauth_applications app on app.id = s.application_id
+       left join preview_cards_statuses pcs on pcs.status_id = s.id
+       left join preview_cards pc on pc.id = pcs.preview_card_id
+      where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))`,
+);
+
+/**
+ * Steps 3 to 6 and 8 of {@link loadStatusPage} in one statement: per status ($1) its mentions
+ * (silent ones left out), hashtags, media attachments in order, poll (not a deleted one) with the
+ * viewer's ($2; $5 as text) votes, and the viewer's flags; then, when $3, one more row (id null) with the
+ * viewer's filters in force at $4, each with its keywords and statuses. The lists come as JSON.
+ */
+const STATUS_EXTRAS_SQL = prepared(
+  `select x.id::text as id,
+          (select json_agg(json_build_object('id', a.id::text, 'username', a.username, 'domain', a.domain, 'url', coalesce(a.url, a.uri)) order by a.id::text)
+             from mentions m join accounts a on a.id = m.account_id where m.status_id = x.id and not m.silent) as mentions,
+          (select json_agg(t.name order by t.id::text) from statuses_tags st join tags t on t.id = st.tag_id where st.status_id = x.id) as tags,
+          (select json_agg(json_build_object('id', m.id::text, 'account_id', m.account_id::text, 'status_id', m.status_id::text,
+                    'type', m.type, 'processing', m.processing, 'file_key', m.file_key, 'small_key', m.small_key,
+                    'description', m.description, 'focus_x', m.focus_x, 'focus_y', m.focus_y, 'meta', m.meta,
+                    'blurhash', m.blurhash, 'remote_url', m.remote_url) order by m.position, m.id)
+             from media_attachments m where m.status_id = x.id) as media,
+          (select json_build_object('id', p.id::text, 'account_id', p.account_id::text, 'machine', p.machine, 'own_votes', v.choices)
+             from polls p left join poll_votes v on v.poll_id = p.id and v.voter = $5::text
+            where p.status_id = x.id and p.state <> 'deleted' limit 1) as poll,
+          $2::bigint is not null and exists (select 1 from favourites f where f.status_id = x.id and f.account_id = $2::bigint) as favourited,
+          $2::bigint is not null and exists (select 1 from statuses r where r.reblog_of_id = x.id and r.account_id = $2::bigint and r.deleted_at is null) as reblogged,
+          $2::bigint is not null and exists (select 1 from bookmarks b where b.status_id = x.id and b.account_id = $2::bigint) as bookmarked,
+          $2::bigint is not null and exists (select 1 from status_pins sp where sp.status_id = x.id and sp.account_id = $2::bigint) as pinned,
+          $2::bigint is not null and exists (select 1 from statuses c join conversation_mutes cm on cm.conversation_id = c.conversation_id
+                                              where c.id = x.id and cm.account_id = $2::bigint) as muted,
+          null::json as filters
+     from unnest($1::bigint[]) as x(id)
+   union all
+   select null, null, null, null, null, false, false, false, false, false,
+          coalesce((select json_agg(json_build_object('id', f.id::text, 'title', f.title, 'context', f.context, 'action', f.action,
+                      'expires_at', f.expires_at,
+                      'keywords', (select json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword, 'whole_word', k.whole_word) order by k.id)
+                                     from filter_keywords k where k.filter_id = f.id),
+                      'statuses', (select json_agg(json_build_object('id', fs.id::text, 'status_id', fs.status_id::text) order by fs.id)
+                                     from filter_statuses fs where fs.filter_id = f.id)) order by f.id)
+                      from filters f where f.account_id = $2::bigint and (f.expires_at is null or f.expires_at > $4::timestamptz)), '[]'::json)
+    where $3::boolean`,
+);
+
+interface ExtrasRow {
+  id: string | null;
+  mentions: unknown;
+  tags: unknown;
+  media: unknown;
+  poll: unknown;
+  favourited: boolean;
+  reblogged: boolean;
+  bookmarked: boolean;
+  pinned: boolean;
+  muted: boolean;
+  filters: unknown;
+}
+
+/** A json column's value (the drivers differ: parsed already, or text). */
+function jsonValue<T>(v: unknown): T | null {
+  return v === null || v === undefined ? null : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
+}
+
+function jsonList<T>(v: unknown): T[] {
+  return jsonValue<T[]>(v) ?? [];
+}
+
 /** A page of statuses by id: the rows (with reblogged originals), their authors, mentions, tags and the viewer's flags. */
 export async function loadStatusPage(
   services: Services,
@@ -253,22 +341,7 @@ export async function loadStatusPage(
   const wanted = [...new Set(ids)].filter(isId);
   if (wanted.length === 0) return { statuses, view };
   const rows = await services.db.sql.query<Record<string, unknown>>(
-    `select s.id::text, s.account_id::text, s.uri, s.url, s.text, s.content, s.spoiler_text, s.visibility, s.sensitive,
-            s.language, s.in_reply_to_id::text, s.in_reply_to_account_id::text, s.reblog_of_id::text, s.created_at,
-            s.edited_at, s.deleted_at, s.application_id::text,
-            coalesce(st.replies_count, 0) as replies_count, coalesce(st.reblogs_count, 0) as reblogs_count,
-            coalesce(st.favourites_count, 0) as favourites_count, app.name as app_name, app.website as app_website,
-            pcs.url as card_original_url, pc.url as card_url, pc.title as card_title, pc.description as card_description,
-            pc.language as card_language, pc.type as card_type, pc.author_name as card_author_name, pc.author_url as card_author_url,
-            pc.provider_name as card_provider_name, pc.provider_url as card_provider_url, pc.html as card_html, pc.width as card_width,
-            pc.height as card_height, pc.image_url as card_image_url, pc.image_description as card_image_description,
-            pc.embed_url as card_embed_url, pc.blurhash as card_blurhash, pc.published_at as card_published_at
-       from statuses s
-       left join status_stats st on st.status_id = s.id
-       left join oauth_applications app on app.id = s.application_id
-       left join preview_cards_statuses pcs on pcs.status_id = s.id
-       left join preview_cards pc on pc.id = pcs.preview_card_id
-      where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))`,
+    STATUS_ROWS_SQL,
     [wanted],
   );
   for (const r of rows) {
@@ -297,44 +370,26 @@ export async function loadStatusPage(
   const page = await loadAccountPage(services, [...new Set([...statuses.values()].map((s) => s.accountId))]);
   view.accounts = page.accounts;
   view.accountView = page.view;
-  const extras = await services.db.sql.query<{ kind: string; status_id: string; id: string; name: string; domain: string | null; url: string | null }>(
-    `select 'mention' as kind, m.status_id::text, a.id::text, a.username as name, a.domain, coalesce(a.url, a.uri) as url
-       from mentions m join accounts a on a.id = m.account_id
-      where m.status_id = any($1::bigint[]) and not m.silent
-     union all
-     select 'tag', st.status_id::text, t.id::text, t.name, null, null
-       from statuses_tags st join tags t on t.id = st.tag_id
-      where st.status_id = any($1::bigint[])
-     order by 1, 2, 3`,
-    [all],
-  );
+  const withFilters = viewerId !== null && opts.filterContext !== undefined;
+  const extras = await services.db.sql.query<ExtrasRow>(STATUS_EXTRAS_SQL, [all, viewerId, withFilters, view.now, viewerId]);
+  let filters: FilterRow[] = [];
+  view.media = new Map();
+  view.polls = new Map();
   for (const e of extras) {
-    if (e.kind === 'mention') {
-      const list = view.mentions.get(e.status_id) ?? [];
-      list.push({ id: e.id, username: e.name, domain: e.domain, url: e.url ?? '' });
-      view.mentions.set(e.status_id, list);
-    } else {
-      const list = view.tags.get(e.status_id) ?? [];
-      list.push(e.name);
-      view.tags.set(e.status_id, list);
+    if (e.id === null) {
+      filters = jsonList<RawFilter>(e.filters).map(filterFromRaw);
+      continue;
     }
+    const mentions = jsonList<{ id: string; username: string; domain: string | null; url: string | null }>(e.mentions);
+    if (mentions.length) view.mentions.set(e.id, mentions.map((m) => ({ id: m.id, username: m.username, domain: m.domain, url: m.url ?? '' })));
+    const tags = jsonList<string>(e.tags);
+    if (tags.length) view.tags.set(e.id, tags);
+    const media = jsonList<Record<string, unknown>>(e.media);
+    if (media.length) view.media.set(e.id, media.map(mediaRowFrom));
+    const poll = jsonValue<{ id: string; account_id: string; machine: PollRow['snapshot']; own_votes: number[] | null }>(e.poll);
+    if (poll) view.polls.set(e.id, { id: poll.id, statusId: e.id, accountId: poll.account_id, snapshot: poll.machine, ownVotes: poll.own_votes ? poll.own_votes.map(Number) : null });
+    if (viewerId) view.flags.set(e.id, { favourited: e.favourited, reblogged: e.reblogged, bookmarked: e.bookmarked, pinned: e.pinned, muted: e.muted });
   }
-  view.media = await loadStatusMedia(services.db.sql, all);
-  if (viewerId) {
-    const flags = await services.db.sql.query<{ id: string; favourited: boolean; reblogged: boolean; bookmarked: boolean; pinned: boolean; muted: boolean }>(
-      `select x.id::text,
-              exists (select 1 from favourites f where f.status_id = x.id and f.account_id = $2) as favourited,
-              exists (select 1 from statuses r where r.reblog_of_id = x.id and r.account_id = $2 and r.deleted_at is null) as reblogged,
-              exists (select 1 from bookmarks b where b.status_id = x.id and b.account_id = $2) as bookmarked,
-              exists (select 1 from status_pins p where p.status_id = x.id and p.account_id = $2) as pinned,
-              exists (select 1 from statuses c join conversation_mutes cm on cm.conversation_id = c.conversation_id
-                       where c.id = x.id and cm.account_id = $2) as muted
-         from unnest($1::bigint[]) as x(id)`,
-      [all, viewerId],
-    );
-    for (const f of flags) view.flags.set(f.id, { favourited: f.favourited, reblogged: f.reblogged, bookmarked: f.bookmarked, pinned: f.pinned, muted: f.muted });
-  }
-  view.polls = await loadPollsOfStatuses(services, all, viewerId);
   // Custom emojis in texts, content warnings and poll options, on each author's domain: one more
   // statement, only when some text names one.
   const domainOf = (accountId: string) => view.accounts.get(accountId)?.domain ?? null;
@@ -342,14 +397,14 @@ export async function loadStatusPage(
     ...[...statuses.values()].map((s) => ({ owner: s.id, domain: domainOf(s.accountId), shortcodes: emojiShortcodes(s.spoilerText, s.text, s.content) })),
     ...[...view.polls.values()].map((p) => ({ owner: `poll ${p.id}`, domain: domainOf(p.accountId), shortcodes: emojiShortcodes(...pollOptionTitles(p)) })),
   ]);
-  if (viewerId && opts.filterContext) await applyViewerFilters(services, statuses, view, viewerId, opts.filterContext);
+  if (viewerId && opts.filterContext) applyViewerFilters(filters, statuses, view, viewerId, opts.filterContext);
   return { statuses, view };
 }
 
-/** Step 8: the viewer's filters on the page (one statement); results into view.filtered and view.hidden. */
-async function applyViewerFilters(services: Services, statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): Promise<void> {
-  const now = view.now ?? services.clock.now();
-  const set = compileFilterSet(viewerId, await loadFilters(services.db.sql, viewerId, { activeAt: now }));
+/** Step 8: the viewer's filters (read with the extras) on the page; results into view.filtered and view.hidden. */
+function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): void {
+  const now = view.now!;
+  const set = compileFilterSet(viewerId, filters);
   if (set.filters.length === 0) return;
   view.filtered = new Map();
   view.hidden = new Set();
