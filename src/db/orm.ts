@@ -14,6 +14,8 @@ import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import { kyselyOf, sqlFromEm, statementSource, type Sql } from './sql.ts';
 import type { RoostKysely } from './schema.ts';
+import { namePreparedStatements } from './prepared.ts';
+import type pg from 'pg';
 
 export interface Database {
   orm: MikroORM;
@@ -71,6 +73,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       clientUrl: opts.databaseUrl,
       pool: { min: 0, max: opts.poolMax ?? 10 },
     });
+    // The read side's hot statements (db/prepared.ts) go as named prepared statements.
+    namePreparedStatements(await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient());
   } else {
     pglite = opts.pglite;
     if (!pglite) {

@@ -20,7 +20,7 @@
 // BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 50),
 // BENCH_ROUNDS (default 3), BENCH_POSTS (per author, default 100). BENCH_TL_KEEP=1 keeps the
 // scratch database (its name is printed); BENCH_TL_REUSE=<name> runs on such a kept database
-// (same sizes) without seeding or dropping it; BENCH_TL_EXPLAIN=1 prints the home statement's plan.
+// (same sizes; analyzed first) without seeding or dropping it; BENCH_TL_EXPLAIN=1 prints the home statement's plan.
 
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -252,6 +252,18 @@ export async function main(_args: string[]): Promise<number> {
   const url = u.toString();
   const tmp = mkdtempSync(path.join(tmpdir(), 'roost-bench-timelines-'));
   try {
+    if (reuse) {
+      // Every run's POST phase leaves its statuses and their fan-out (a million home_feeds rows a
+      // run): the planner's statistics must see them, or the home statement's estimated cost grows
+      // past jit_above_cost and PostgreSQL compiles it with JIT on every request (300 ms each, seen
+      // after nine runs on a server with autovacuum off).
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const t = performance.now();
+      await c.query('analyze');
+      await c.end();
+      console.log(`  reused database analyzed in ${Math.round(performance.now() - t)} ms`);
+    }
     const t0 = performance.now();
     if (!reuse) await seed(url, (s) => console.log(s));
     if (keep) console.log(`  database ${name} is kept (BENCH_TL_REUSE=${name} runs on it again)`);

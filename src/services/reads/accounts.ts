@@ -17,6 +17,7 @@ import { isId } from './page.ts';
 import { localProfileTexts, mentionTargets } from './mentions.ts';
 import { accountEmojiShortcodes, loadEmojisFor } from './emojis.ts';
 import { mediaStorage } from '../media-storage.ts';
+import { prepared } from '../../db/prepared.ts';
 
 /** Accounts by id plus the view that renders them (every map filled for every account loaded). */
 export interface AccountPage {
@@ -32,6 +33,20 @@ export interface PageOptions {
    */
   visibleOnly?: boolean;
 }
+
+/** {@link loadAccountPage}'s statement. */
+const ACCOUNT_PAGE_SQL = prepared(
+  `select ${accountColumns('a')}, (a.id = any($1::bigint[]) and (not $2::boolean or u.approved is not false)) as in_page,
+            coalesce(s.followers_count, 0) as followers_count, coalesce(s.following_count, 0) as following_count,
+            coalesce(s.statuses_count, 0) as statuses_count, s.last_status_at,
+            r.id::text as role_id, r.name as role_name, r.color as role_color
+       from accounts a
+       left join account_stats s on s.account_id = a.id
+       left join users u on u.account_id = a.id
+       left join user_roles r on r.id = u.role_id and r.highlighted
+      where a.id = any(array_cat($1::bigint[], array(
+              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`,
+);
 
 /**
  * The accounts `ids` (and the accounts they moved to, nested one level) with their counters from
@@ -52,16 +67,7 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
   const wanted = [...new Set(ids)].filter(isId);
   if (wanted.length === 0) return { accounts, view };
   const rows = await services.db.sql.query<Record<string, unknown>>(
-    `select ${accountColumns('a')}, (a.id = any($1::bigint[]) and (not $2::boolean or u.approved is not false)) as in_page,
-            coalesce(s.followers_count, 0) as followers_count, coalesce(s.following_count, 0) as following_count,
-            coalesce(s.statuses_count, 0) as statuses_count, s.last_status_at,
-            r.id::text as role_id, r.name as role_name, r.color as role_color
-       from accounts a
-       left join account_stats s on s.account_id = a.id
-       left join users u on u.account_id = a.id
-       left join user_roles r on r.id = u.role_id and r.highlighted
-      where a.id = any(array_cat($1::bigint[], array(
-              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`,
+    ACCOUNT_PAGE_SQL,
     [wanted, opts.visibleOnly ?? false],
   );
   for (const row of rows) {

@@ -7,8 +7,10 @@ import type { Sql } from '../../db/sql.ts';
 import type { Services } from '../../context.ts';
 import type { FilterAction, FilterKeywordRow, FilterRow, FilterStatusRow } from '../../serializers/filter.ts';
 import { isId } from './page.ts';
+import { prepared } from '../../db/prepared.ts';
 
-interface RawFilter {
+/** A filter as its statement returns it (keywords and statuses as JSON). */
+export interface RawFilter {
   id: string;
   title: string;
   context: string[];
@@ -20,7 +22,7 @@ interface RawFilter {
 
 const json = <T>(v: T[] | string | null): T[] => (v === null ? [] : typeof v === 'string' ? (JSON.parse(v) as T[]) : v);
 
-function filterRow(r: RawFilter): FilterRow {
+export function filterFromRaw(r: RawFilter): FilterRow {
   return {
     id: r.id,
     title: r.title,
@@ -39,11 +41,9 @@ export interface FilterQuery {
   activeAt?: Date;
 }
 
-/** The account's filters, oldest first, each with its keywords and statuses (by id): one statement. */
-export async function loadFilters(sql: Sql, accountId: string, q: FilterQuery = {}): Promise<FilterRow[]> {
-  if (q.filterId !== undefined && !isId(q.filterId)) return [];
-  const rows = await sql.query<RawFilter>(
-    `select f.id::text as id, f.title, f.context, f.action, f.expires_at,
+/** {@link loadFilters}'s statement. */
+const FILTERS_SQL = prepared(
+  `select f.id::text as id, f.title, f.context, f.action, f.expires_at,
             (select json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword, 'whole_word', k.whole_word) order by k.id)
                from filter_keywords k where k.filter_id = f.id) as keywords,
             (select json_agg(json_build_object('id', fs.id::text, 'status_id', fs.status_id::text) order by fs.id)
@@ -52,9 +52,16 @@ export async function loadFilters(sql: Sql, accountId: string, q: FilterQuery = 
       where f.account_id = $1 and ($2::bigint is null or f.id = $2::bigint)
         and ($3::timestamptz is null or f.expires_at is null or f.expires_at > $3::timestamptz)
       order by f.id`,
+);
+
+/** The account's filters, oldest first, each with its keywords and statuses (by id): one statement. */
+export async function loadFilters(sql: Sql, accountId: string, q: FilterQuery = {}): Promise<FilterRow[]> {
+  if (q.filterId !== undefined && !isId(q.filterId)) return [];
+  const rows = await sql.query<RawFilter>(
+    FILTERS_SQL,
     [accountId, q.filterId ?? null, q.activeAt ?? null],
   );
-  return rows.map(filterRow);
+  return rows.map(filterFromRaw);
 }
 
 /** The filters in force at `activeAt` of each of `accountIds`, by account: one statement. */
@@ -72,7 +79,7 @@ export async function loadActiveFiltersOf(sql: Sql, accountIds: readonly string[
       order by f.id`,
     [[...accountIds], activeAt],
   );
-  for (const r of rows) out.get(r.account_id)?.push(filterRow(r));
+  for (const r of rows) out.get(r.account_id)?.push(filterFromRaw(r));
   return out;
 }
 

@@ -1,7 +1,7 @@
 /**
- * Media attachments on the read side: one attachment of its owner, the attachments of a page of
- * statuses in one statement (in their order within each status), and the SQL predicate "this
- * status has media" for `only_media` filters.
+ * Media attachments on the read side: one attachment of its owner, the row mapper (a page of
+ * statuses reads its attachments in its one statement: reads/statuses.ts loadStatusPage), and the
+ * SQL predicate "this status has media" for `only_media` filters.
  */
 import type { Services } from '../../context.ts';
 import type { Sql } from '../../db/sql.ts';
@@ -55,21 +55,4 @@ export async function findOwnMedia(sql: Sql, accountId: string, id: string, opts
 export async function findUnattachedMedia(services: Services, accountId: string, id: string): Promise<MediaAttachmentRow | null> {
   const m = await findOwnMedia(services.db.sql, accountId, id);
   return m && m.statusId === null ? m : null;
-}
-
-/** The attachments of these statuses (one statement), by status id, each list in its order. */
-export async function loadStatusMedia(sql: Sql, statusIds: readonly string[]): Promise<Map<string, MediaAttachmentRow[]>> {
-  const out = new Map<string, MediaAttachmentRow[]>();
-  if (statusIds.length === 0) return out;
-  const rows = await sql.query<Record<string, unknown>>(
-    `select ${mediaColumns('m')} from media_attachments m where m.status_id = any($1::bigint[]) order by m.status_id, m.position, m.id`,
-    [statusIds],
-  );
-  for (const r of rows) {
-    const m = mediaRowFrom(r);
-    const list = out.get(m.statusId!) ?? [];
-    list.push(m);
-    out.set(m.statusId!, list);
-  }
-  return out;
 }

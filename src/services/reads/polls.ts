@@ -24,12 +24,6 @@ function toRow(r: RawPoll): PollRow {
 const SELECT = `select p.id::text, p.status_id::text, p.account_id::text, p.machine, v.choices as own_votes
    from polls p left join poll_votes v on v.poll_id = p.id and v.voter = $2::text`;
 
-/** The polls of these statuses (not deleted ones), by status id, with `viewerId`'s votes: one statement. */
-export async function loadPollsOfStatuses(services: Services, statusIds: readonly string[], viewerId: string | null): Promise<Map<string, PollRow>> {
-  const rows = await services.db.sql.query<RawPoll>(`${SELECT} where p.status_id = any($1::bigint[]) and p.state <> 'deleted'`, [statusIds, viewerId]);
-  return new Map(rows.map((r) => [r.status_id, toRow(r)]));
-}
-
 /** The poll `id` if the viewer may see its status, with the viewer's votes; else null. */
 export async function findVisiblePoll(services: Services, id: string, viewerId: string | null): Promise<PollRow | null> {
   if (!isId(id)) return null;

@@ -3,18 +3,19 @@
  * of status ids (an account's statuses, a thread, who favourited or reblogged), and the batched
  * view that renders a page of statuses with a fixed number of statements whatever its size:
  *
- *   1. the statuses and the originals they reblog, with their counters, application and preview card;
+ *   1. ONE statement for the statuses and the originals they reblog, each with its counters,
+ *      application, preview card, mentions, hashtags, media attachments (in order), poll with the
+ *      viewer's own votes, the viewer's flags (favourited, reblogged, bookmarked, pinned, muted),
+ *      and, with a viewer and a filter context (home, public, thread, account …), one more row with
+ *      the viewer's filters in force (the lists as JSON);
  *   2. their authors (loadAccountPage: one statement);
- *   3. their mentions and hashtags (one statement);
- *   4. the viewer's flags: favourited, reblogged, bookmarked, pinned, muted (one statement, with a viewer);
- *   5. their media attachments, in order (one statement: reads/media.ts loadStatusMedia);
- *   6. their polls with the viewer's own votes (reads/polls.ts: one statement);
- *   7. the custom emojis their texts and poll options use (reads/emojis.ts: one statement, only
+ *   3. the custom emojis their texts and poll options use (reads/emojis.ts: one statement, only
  *      when some text names a `:shortcode:`);
- *   8. with a viewer and a filter context (home, public, thread, account …): the viewer's filters
- *      in force (reads/filters.ts: one statement), matched by the filter engine on each status
- *      (a reblog on the status it reblogs): `view.filtered` feeds Status#filtered, `view.hidden`
- *      holds the statuses a `hide` filter removes.
+ *   4. the filter engine matches the filters on each status (a reblog on the status it reblogs):
+ *      `view.filtered` feeds Status#filtered, `view.hidden` holds the statuses a `hide` filter removes.
+ *
+ * The statement is a named prepared statement on PostgreSQL (db/prepared.ts): a page sends its
+ * parameters only.
  */
 import type { Services } from '../../context.ts';
 import type { Account } from '../../db/entities/index.ts';
@@ -22,13 +23,15 @@ import type { AccountView } from '../../serializers/account.ts';
 import type { StatusView, StatusRow } from '../../serializers/status.ts';
 import type { PreviewCardRow } from '../../serializers/preview-card.ts';
 import { loadAccountPage } from './accounts.ts';
-import { hasMediaSql, loadStatusMedia } from './media.ts';
+import { hasMediaSql, mediaRowFrom } from './media.ts';
 import { mediaStorage } from '../media-storage.ts';
-import { loadPollsOfStatuses } from './polls.ts';
 import { loadEmojisFor, pollOptionTitles } from './emojis.ts';
 import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
 import { applyFilters, compileFilterSet, filterableText, type FilterContext } from '../../lib/filter-engine.ts';
-import { loadFilters } from './filters.ts';
+import { filterFromRaw, type RawFilter } from './filters.ts';
+import type { FilterRow } from '../../serializers/filter.ts';
+import type { PollRow } from '../../serializers/poll.ts';
+import { prepared } from '../../db/prepared.ts';
 
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
@@ -76,12 +79,16 @@ function factsFromRow(r: Record<string, unknown>): StatusFacts {
   };
 }
 
+const VISIBLE_STATUS_SQL = prepared(
+  `select s.id::text, s.account_id::text, s.visibility, s.reblog_of_id::text, s.in_reply_to_id::text, s.created_at
+       from statuses s where s.id = $1 and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}`,
+);
+
 /** The status `id` if the viewer may see it (and its original, if a reblog), else null. */
 export async function findVisibleStatus(services: Services, id: string, viewerId: string | null): Promise<StatusFacts | null> {
   if (!isId(id)) return null;
   const [row] = await services.db.sql.query<Record<string, unknown>>(
-    `select s.id::text, s.account_id::text, s.visibility, s.reblog_of_id::text, s.in_reply_to_id::text, s.created_at
-       from statuses s where s.id = $1 and ${visibleSql('s', '$2::bigint')} and ${originalVisibleSql('s', '$2::bigint')}`,
+    VISIBLE_STATUS_SQL,
     [id, viewerId],
   );
   return row ? factsFromRow(row) : null;
@@ -229,6 +236,110 @@ function cardFromRow(r: Record<string, unknown>): PreviewCardRow {
   };
 }
 
+/**
+ * {@link loadStatusPage}'s statement: per status of the page ($1) and original it reblogs, its row
+ * with counters, application and preview card (as JSON), and its mentions (silent
+ * ones left out), hashtags, media attachments in order, poll (not a deleted one) with the viewer's
+ * ($2; $5 as text) votes, the viewer's flags; then, when $3, one more row (id null) with the
+ * viewer's filters in force at $4, each with its keywords and statuses. Lists come as JSON.
+ */
+const STATUS_COLUMNS = [
+  's.id::text as id', 's.account_id::text as account_id', 's.uri', 's.url', 's.text', 's.content', 's.spoiler_text', 's.visibility',
+  's.sensitive', 's.language', 's.in_reply_to_id::text as in_reply_to_id', 's.in_reply_to_account_id::text as in_reply_to_account_id',
+  's.reblog_of_id::text as reblog_of_id', 's.created_at', 's.edited_at', 's.application_id::text as application_id',
+  'coalesce(st.replies_count, 0) as replies_count',
+  // A remote status's counts as its origin reported them (untrusted) when larger than Roost's own.
+  'greatest(coalesce(st.reblogs_count, 0), coalesce(st.untrusted_reblogs_count, 0)) as reblogs_count',
+  'greatest(coalesce(st.favourites_count, 0), coalesce(st.untrusted_favourites_count, 0)) as favourites_count', 'app.name as app_name', 'app.website as app_website',
+  `case when pc.id is not null then json_build_object('card_original_url', pcs.url, 'card_url', pc.url, 'card_title', pc.title,
+     'card_description', pc.description, 'card_language', pc.language, 'card_type', pc.type, 'card_author_name', pc.author_name,
+     'card_author_url', pc.author_url, 'card_provider_name', pc.provider_name, 'card_provider_url', pc.provider_url,
+     'card_html', pc.html, 'card_width', pc.width, 'card_height', pc.height, 'card_image_url', pc.image_url,
+     'card_image_description', pc.image_description, 'card_embed_url', pc.embed_url, 'card_blurhash', pc.blurhash,
+     'card_published_at', pc.published_at) end as card`,
+  `(select json_agg(json_build_object('id', a.id::text, 'username', a.username, 'domain', a.domain, 'url', coalesce(a.url, a.uri)) order by a.id::text)
+     from mentions m join accounts a on a.id = m.account_id where m.status_id = s.id and not m.silent) as mentions`,
+  `(select json_agg(t.name order by t.id::text) from statuses_tags xt join tags t on t.id = xt.tag_id where xt.status_id = s.id) as tags`,
+  `(select json_agg(json_build_object('id', m.id::text, 'account_id', m.account_id::text, 'status_id', m.status_id::text,
+            'type', m.type, 'processing', m.processing, 'file_key', m.file_key, 'small_key', m.small_key,
+            'description', m.description, 'focus_x', m.focus_x, 'focus_y', m.focus_y, 'meta', m.meta,
+            'blurhash', m.blurhash, 'remote_url', m.remote_url) order by m.position, m.id)
+     from media_attachments m where m.status_id = s.id) as media`,
+  `(select json_build_object('id', p.id::text, 'account_id', p.account_id::text, 'machine', p.machine, 'own_votes', v.choices)
+     from polls p left join poll_votes v on v.poll_id = p.id and v.voter = $5::text
+    where p.status_id = s.id and p.state <> 'deleted' limit 1) as poll`,
+  `$2::bigint is not null and exists (select 1 from favourites f where f.status_id = s.id and f.account_id = $2::bigint) as favourited`,
+  `$2::bigint is not null and exists (select 1 from statuses r where r.reblog_of_id = s.id and r.account_id = $2::bigint and r.deleted_at is null) as reblogged`,
+  `$2::bigint is not null and exists (select 1 from bookmarks b where b.status_id = s.id and b.account_id = $2::bigint) as bookmarked`,
+  `$2::bigint is not null and exists (select 1 from status_pins sp where sp.status_id = s.id and sp.account_id = $2::bigint) as pinned`,
+  `$2::bigint is not null and exists (select 1 from conversation_mutes cm where cm.conversation_id = s.conversation_id and cm.account_id = $2::bigint) as muted`,
+];
+
+const STATUS_PAGE_SQL = prepared(
+  `select ${STATUS_COLUMNS.join(', ')}, null::json as filters
+     from statuses s
+     left join status_stats st on st.status_id = s.id
+     left join oauth_applications app on app.id = s.application_id
+     left join preview_cards_statuses pcs on pcs.status_id = s.id
+     left join preview_cards pc on pc.id = pcs.preview_card_id
+    where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))
+   union all
+   select ${STATUS_COLUMNS.map(() => 'null').join(', ')},
+          coalesce((select json_agg(json_build_object('id', f.id::text, 'title', f.title, 'context', f.context, 'action', f.action,
+                      'expires_at', f.expires_at,
+                      'keywords', (select json_agg(json_build_object('id', k.id::text, 'keyword', k.keyword, 'whole_word', k.whole_word) order by k.id)
+                                     from filter_keywords k where k.filter_id = f.id),
+                      'statuses', (select json_agg(json_build_object('id', fs.id::text, 'status_id', fs.status_id::text) order by fs.id)
+                                     from filter_statuses fs where fs.filter_id = f.id)) order by f.id)
+                      from filters f where f.account_id = $2::bigint and (f.expires_at is null or f.expires_at > $4::timestamptz)), '[]'::json)
+    where $3::boolean`,
+);
+
+/** A row of {@link STATUS_PAGE_SQL} (the filters row has only `filters`). */
+interface PageRow {
+  id: string | null;
+  account_id: string;
+  uri: string;
+  url: string | null;
+  text: string;
+  content: string;
+  spoiler_text: string;
+  visibility: StatusRow['visibility'];
+  sensitive: boolean;
+  language: string | null;
+  in_reply_to_id: string | null;
+  in_reply_to_account_id: string | null;
+  reblog_of_id: string | null;
+  created_at: string | Date;
+  edited_at: string | Date | null;
+  application_id: string | null;
+  replies_count: number | string;
+  reblogs_count: number | string;
+  favourites_count: number | string;
+  app_name: string | null;
+  app_website: string | null;
+  card: unknown;
+  mentions: unknown;
+  tags: unknown;
+  media: unknown;
+  poll: unknown;
+  favourited: boolean;
+  reblogged: boolean;
+  bookmarked: boolean;
+  pinned: boolean;
+  muted: boolean;
+  filters: unknown;
+}
+
+/** A json column's value (the drivers differ: parsed already, or text). */
+function jsonValue<T>(v: unknown): T | null {
+  return v === null || v === undefined ? null : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
+}
+
+function jsonList<T>(v: unknown): T[] {
+  return jsonValue<T[]>(v) ?? [];
+}
+
 /** A page of statuses by id: the rows (with reblogged originals), their authors, mentions, tags and the viewer's flags. */
 export async function loadStatusPage(
   services: Services,
@@ -252,90 +363,51 @@ export async function loadStatusPage(
   };
   const wanted = [...new Set(ids)].filter(isId);
   if (wanted.length === 0) return { statuses, view };
-  const rows = await services.db.sql.query<Record<string, unknown>>(
-    `select s.id::text, s.account_id::text, s.uri, s.url, s.text, s.content, s.spoiler_text, s.visibility, s.sensitive,
-            s.language, s.in_reply_to_id::text, s.in_reply_to_account_id::text, s.reblog_of_id::text, s.created_at,
-            s.edited_at, s.deleted_at, s.application_id::text,
-            coalesce(st.replies_count, 0) as replies_count,
-            greatest(coalesce(st.reblogs_count, 0), coalesce(st.untrusted_reblogs_count, 0)) as reblogs_count,
-            greatest(coalesce(st.favourites_count, 0), coalesce(st.untrusted_favourites_count, 0)) as favourites_count, app.name as app_name, app.website as app_website,
-            pcs.url as card_original_url, pc.url as card_url, pc.title as card_title, pc.description as card_description,
-            pc.language as card_language, pc.type as card_type, pc.author_name as card_author_name, pc.author_url as card_author_url,
-            pc.provider_name as card_provider_name, pc.provider_url as card_provider_url, pc.html as card_html, pc.width as card_width,
-            pc.height as card_height, pc.image_url as card_image_url, pc.image_description as card_image_description,
-            pc.embed_url as card_embed_url, pc.blurhash as card_blurhash, pc.published_at as card_published_at
-       from statuses s
-       left join status_stats st on st.status_id = s.id
-       left join oauth_applications app on app.id = s.application_id
-       left join preview_cards_statuses pcs on pcs.status_id = s.id
-       left join preview_cards pc on pc.id = pcs.preview_card_id
-      where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))`,
-    [wanted],
-  );
+  const withFilters = viewerId !== null && opts.filterContext !== undefined;
+  const rows = await services.db.sql.query<PageRow>(STATUS_PAGE_SQL, [wanted, viewerId, withFilters, view.now, viewerId]);
+  let filters: FilterRow[] = [];
+  view.media = new Map();
+  view.polls = new Map();
   for (const r of rows) {
-    statuses.set(r.id as string, {
-      id: r.id as string,
-      accountId: r.account_id as string,
-      uri: r.uri as string,
-      url: (r.url as string | null) ?? null,
-      text: r.text as string,
-      content: r.content as string,
-      spoilerText: r.spoiler_text as string,
-      visibility: r.visibility as StatusRow['visibility'],
-      sensitive: r.sensitive as boolean,
-      language: (r.language as string | null) ?? null,
-      inReplyToId: (r.in_reply_to_id as string | null) ?? null,
-      inReplyToAccountId: (r.in_reply_to_account_id as string | null) ?? null,
-      reblogOfId: (r.reblog_of_id as string | null) ?? null,
-      createdAt: new Date(r.created_at as string),
-      editedAt: r.edited_at ? new Date(r.edited_at as string) : null,
-      application: r.application_id ? { name: (r.app_name as string) ?? '', website: (r.app_website as string | null) || null } : null,
+    if (r.id === null) {
+      filters = jsonList<RawFilter>(r.filters).map(filterFromRaw);
+      continue;
+    }
+    const id = r.id;
+    const card = jsonValue<Record<string, unknown>>(r.card);
+    statuses.set(id, {
+      id,
+      accountId: r.account_id,
+      uri: r.uri,
+      url: r.url ?? null,
+      text: r.text,
+      content: r.content,
+      spoilerText: r.spoiler_text,
+      visibility: r.visibility,
+      sensitive: r.sensitive,
+      language: r.language ?? null,
+      inReplyToId: r.in_reply_to_id ?? null,
+      inReplyToAccountId: r.in_reply_to_account_id ?? null,
+      reblogOfId: r.reblog_of_id ?? null,
+      createdAt: new Date(r.created_at),
+      editedAt: r.edited_at ? new Date(r.edited_at) : null,
+      application: r.application_id ? { name: r.app_name ?? '', website: r.app_website || null } : null,
       counts: { replies: Number(r.replies_count), reblogs: Number(r.reblogs_count), favourites: Number(r.favourites_count) },
-      card: r.card_url ? cardFromRow(r) : null,
+      card: card ? cardFromRow(card) : null,
     });
+    const mentions = jsonList<{ id: string; username: string; domain: string | null; url: string | null }>(r.mentions);
+    if (mentions.length) view.mentions.set(id, mentions.map((m) => ({ id: m.id, username: m.username, domain: m.domain, url: m.url ?? '' })));
+    const tags = jsonList<string>(r.tags);
+    if (tags.length) view.tags.set(id, tags);
+    const media = jsonList<Record<string, unknown>>(r.media);
+    if (media.length) view.media.set(id, media.map(mediaRowFrom));
+    const poll = jsonValue<{ id: string; account_id: string; machine: PollRow['snapshot']; own_votes: number[] | null }>(r.poll);
+    if (poll) view.polls.set(id, { id: poll.id, statusId: id, accountId: poll.account_id, snapshot: poll.machine, ownVotes: poll.own_votes ? poll.own_votes.map(Number) : null });
+    if (viewerId) view.flags.set(id, { favourited: r.favourited, reblogged: r.reblogged, bookmarked: r.bookmarked, pinned: r.pinned, muted: r.muted });
   }
-  const all = [...statuses.keys()];
   const page = await loadAccountPage(services, [...new Set([...statuses.values()].map((s) => s.accountId))]);
   view.accounts = page.accounts;
   view.accountView = page.view;
-  const extras = await services.db.sql.query<{ kind: string; status_id: string; id: string; name: string; domain: string | null; url: string | null }>(
-    `select 'mention' as kind, m.status_id::text, a.id::text, a.username as name, a.domain, coalesce(a.url, a.uri) as url
-       from mentions m join accounts a on a.id = m.account_id
-      where m.status_id = any($1::bigint[]) and not m.silent
-     union all
-     select 'tag', st.status_id::text, t.id::text, t.name, null, null
-       from statuses_tags st join tags t on t.id = st.tag_id
-      where st.status_id = any($1::bigint[])
-     order by 1, 2, 3`,
-    [all],
-  );
-  for (const e of extras) {
-    if (e.kind === 'mention') {
-      const list = view.mentions.get(e.status_id) ?? [];
-      list.push({ id: e.id, username: e.name, domain: e.domain, url: e.url ?? '' });
-      view.mentions.set(e.status_id, list);
-    } else {
-      const list = view.tags.get(e.status_id) ?? [];
-      list.push(e.name);
-      view.tags.set(e.status_id, list);
-    }
-  }
-  view.media = await loadStatusMedia(services.db.sql, all);
-  if (viewerId) {
-    const flags = await services.db.sql.query<{ id: string; favourited: boolean; reblogged: boolean; bookmarked: boolean; pinned: boolean; muted: boolean }>(
-      `select x.id::text,
-              exists (select 1 from favourites f where f.status_id = x.id and f.account_id = $2) as favourited,
-              exists (select 1 from statuses r where r.reblog_of_id = x.id and r.account_id = $2 and r.deleted_at is null) as reblogged,
-              exists (select 1 from bookmarks b where b.status_id = x.id and b.account_id = $2) as bookmarked,
-              exists (select 1 from status_pins p where p.status_id = x.id and p.account_id = $2) as pinned,
-              exists (select 1 from statuses c join conversation_mutes cm on cm.conversation_id = c.conversation_id
-                       where c.id = x.id and cm.account_id = $2) as muted
-         from unnest($1::bigint[]) as x(id)`,
-      [all, viewerId],
-    );
-    for (const f of flags) view.flags.set(f.id, { favourited: f.favourited, reblogged: f.reblogged, bookmarked: f.bookmarked, pinned: f.pinned, muted: f.muted });
-  }
-  view.polls = await loadPollsOfStatuses(services, all, viewerId);
   // Custom emojis in texts, content warnings and poll options, on each author's domain: one more
   // statement, only when some text names one.
   const domainOf = (accountId: string) => view.accounts.get(accountId)?.domain ?? null;
@@ -343,14 +415,14 @@ export async function loadStatusPage(
     ...[...statuses.values()].map((s) => ({ owner: s.id, domain: domainOf(s.accountId), shortcodes: emojiShortcodes(s.spoilerText, s.text, s.content) })),
     ...[...view.polls.values()].map((p) => ({ owner: `poll ${p.id}`, domain: domainOf(p.accountId), shortcodes: emojiShortcodes(...pollOptionTitles(p)) })),
   ]);
-  if (viewerId && opts.filterContext) await applyViewerFilters(services, statuses, view, viewerId, opts.filterContext);
+  if (viewerId && opts.filterContext) applyViewerFilters(filters, statuses, view, viewerId, opts.filterContext);
   return { statuses, view };
 }
 
-/** Step 8: the viewer's filters on the page (one statement); results into view.filtered and view.hidden. */
-async function applyViewerFilters(services: Services, statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): Promise<void> {
-  const now = view.now ?? services.clock.now();
-  const set = compileFilterSet(viewerId, await loadFilters(services.db.sql, viewerId, { activeAt: now }));
+/** Step 4: the viewer's filters (read in step 1) on the page; results into view.filtered and view.hidden. */
+function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): void {
+  const now = view.now!;
+  const set = compileFilterSet(viewerId, filters);
   if (set.filters.length === 0) return;
   view.filtered = new Map();
   view.hidden = new Set();

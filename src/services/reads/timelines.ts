@@ -16,6 +16,7 @@
 import type { Services } from '../../context.ts';
 import { newestFirst, pageSql, type PageParams } from './page.ts';
 import { hasMediaSql } from './media.ts';
+import { prepared } from '../../db/prepared.ts';
 
 
 /**
@@ -119,8 +120,20 @@ export function inExclusiveListSql(s: string, v: string): string {
  */
 export async function homeTimelinePage(services: Services, viewerId: string, p: PageParams): Promise<TimelinePage> {
   const feedPage = pageSql('hf.status_id', p, 3);
+  const rows = await services.db.sql.query<{ id: string }>(homeSql(p), [viewerId, services.clock.now(), ...feedPage.params]);
+  return { statusIds: newestFirst(rows, p).map((r) => r.id) };
+}
+
+/** The home statement's texts by page shape (which cursors, the limit): a few dozen at most, named prepared statements. */
+const homeTexts = new Map<string, string>();
+
+function homeSql(p: PageParams): string {
+  const key = `${p.maxId ? 'M' : ''}${p.sinceId ? 'S' : ''}${p.minId ? 'm' : ''}${p.limit}`;
+  let text = homeTexts.get(key);
+  if (text !== undefined) return text;
+  const feedPage = pageSql('hf.status_id', p, 3);
   const ownPage = pageSql('s.id', p, 3);
-  const rows = await services.db.sql.query<{ id: string }>(
+  text = prepared(
     `select x.id::text from (
        (select hf.status_id as id from home_feeds hf
           join statuses s on s.id = hf.status_id
@@ -139,9 +152,9 @@ export async function homeTimelinePage(services: Services, viewerId: string, p: 
            and (s.reblog_of_id is null or (o.deleted_at is null and ${authorShownSql('o.account_id', '$1::bigint', '$2::timestamptz')}))
          order by ${ownPage.order} limit ${p.limit})
      ) x order by ${p.minId ? 'x.id asc' : 'x.id desc'} limit ${p.limit}`,
-    [viewerId, services.clock.now(), ...feedPage.params],
   );
-  return { statusIds: newestFirst(rows, p).map((r) => r.id) };
+  homeTexts.set(key, text);
+  return text;
 }
 
 export interface PublicFilter {

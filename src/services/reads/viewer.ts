@@ -13,6 +13,7 @@ import type { Account, OAuthAccessToken, User } from '../../db/entities/index.ts
 import { parseScopes } from '../../lib/scopes.ts';
 import { recordUserActivity } from '../accounts.ts';
 import { accountColumns, accountFromRow, tokenColumns, tokenFromRow, userColumns, userFromRow } from './account-rows.ts';
+import { prepared } from '../../db/prepared.ts';
 
 export interface Viewer {
   token: OAuthAccessToken;
@@ -69,13 +70,18 @@ export function forgetViewer(services: Services, tokenHash?: string): void {
   else cache.delete(tokenHash);
 }
 
-async function loadViewer(services: Services, hash: string): Promise<Viewer | null> {
-  const [row] = await services.db.sql.query<Record<string, unknown>>(
-    `select ${tokenColumns('t', 't_')}, ${userColumns('u', 'u_')}, ${accountColumns('a', 'a_')}
+/** {@link loadViewer}'s statement: the token, its user and account. */
+const VIEWER_SQL = prepared(
+  `select ${tokenColumns('t', 't_')}, ${userColumns('u', 'u_')}, ${accountColumns('a', 'a_')}
        from oauth_access_tokens t
        left join users u on u.id = t.user_id
        left join accounts a on a.id = u.account_id
       where t.token_hash = $1`,
+);
+
+async function loadViewer(services: Services, hash: string): Promise<Viewer | null> {
+  const [row] = await services.db.sql.query<Record<string, unknown>>(
+    VIEWER_SQL,
     [hash],
   );
   if (!row) return null;
