@@ -120,20 +120,25 @@ export function documentLoaderFactory(
   instanceKey?: () => Promise<FetchSigningKey | null>,
 ): () => DocumentLoader {
   const sign = instanceKey ? signerFor(instanceKey) : undefined;
-  return () => kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+  // Built once: Fedify asks the factory for every context it creates (each inbox POST), and
+  // kvCache compiles its rules (a URLPattern, Temporal durations) each time it is called. The
+  // loader keeps no state of its own between calls.
+  const loader = kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+  return () => loader;
 }
 
 /** JSON-LD contexts: preloaded ones in memory, others fetched under the same bounds and kept a day. */
 export function contextLoaderFactory(settings: LoaderSettings, kv: KvStore): () => DocumentLoader {
-  return () =>
-    kvCache({
-      loader: boundedDocumentLoader(settings),
-      kv,
-      prefix: [...REMOTE_DOCUMENT_PREFIX],
-      kind: 'context',
-      // Every URL matches (kvCache calls `test` on a pattern object).
-      rules: [[{ test: () => true } as never, { hours: 24 }]],
-    });
+  // Built once, as the object loader above.
+  const loader = kvCache({
+    loader: boundedDocumentLoader(settings),
+    kv,
+    prefix: [...REMOTE_DOCUMENT_PREFIX],
+    kind: 'context',
+    // Every URL matches (kvCache calls `test` on a pattern object).
+    rules: [[{ test: () => true } as never, Temporal.Duration.from({ hours: 24 }) as never]],
+  });
+  return () => loader;
 }
 
 /**
