@@ -42,6 +42,7 @@ import {
   contextLoaderFactory,
   documentLoaderFactory,
   loaderSettings,
+  withMemoryKeyCache,
   withShortUnavailableKeys,
 } from './loaders.ts';
 import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActorKeys, instanceActorUsername } from './instance-actor.ts';
@@ -168,7 +169,8 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // the bounded fetcher (./loaders.ts); federation.allowPrivateAddresses reaches it there (Fedify
   // refuses its own allowPrivateAddress/userAgent options next to custom loaders).
   const loaders = loaderSettings(services);
-  const fedifyKv = withShortUnavailableKeys(kv);
+  // Remote keys in memory in front of the store (./loaders.ts): no round trip per signed request.
+  const fedifyKv = withShortUnavailableKeys(withMemoryKeyCache(kv, services.clock));
   // The instance actor's keys (./instance-actor.ts): they sign every fetch the default document
   // loader makes (actors, keys, objects, reply parents), and Fedify's shared-inbox fetches.
   const instanceKeys = instanceActorKeys(services);
