@@ -48,6 +48,7 @@ import {
 import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActorKeys, instanceActorUsername } from './instance-actor.ts';
 import { fetchAuthorizer } from './authorized-fetch.ts';
 import { unverifiedCreateHandler } from './inbox/forwarded.ts';
+import { parseActivitiesOnce } from './parse-once.ts';
 import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
 export type RoostFederation = Federation<void>;
@@ -165,6 +166,8 @@ export interface FederationDeps {
 export function createRoostFederation({ services, kv, queue }: FederationDeps): RoostFederation {
   const { config } = services;
   const log = services.log.child({ module: 'federation' });
+  // The inbox parses an activity once, not twice (./parse-once.ts).
+  parseActivitiesOnce();
   // Every fetch Fedify makes for us (actors, keys, objects, contexts, signed fetches) goes through
   // the bounded fetcher (./loaders.ts); federation.allowPrivateAddresses reaches it there (Fedify
   // refuses its own allowPrivateAddress/userAgent options next to custom loaders).
