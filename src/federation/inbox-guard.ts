@@ -29,6 +29,40 @@ export const MAX_INBOX_BYTES = 1024 * 1024;
 
 const INBOX_PATH = /^\/(?:users\/[^/]+\/)?inbox$/;
 
+/**
+ * An inbox POST's body as text, read once per Request from a clone (Fedify reads the original):
+ * the gates in front of Fedify (this guard, ./inbox/unknown-delete.ts, ./inbox/forwarded.ts) each
+ * need it, and cloning a WHATWG body stream costs more than the parse.
+ */
+const bodies = new WeakMap<Request, Promise<string>>();
+export function inboxBodyText(request: Request): Promise<string> {
+  let text = bodies.get(request);
+  if (!text) {
+    text = request.clone().text();
+    bodies.set(request, text);
+  }
+  return text;
+}
+
+/**
+ * The body parsed, once per Request, for the gates after guardInbox (which has bounded its size
+ * and depth by then); undefined when it is not JSON. Read-only: the gates share the one object.
+ */
+const parsed = new WeakMap<Request, unknown>();
+export async function inboxBodyJson(request: Request): Promise<unknown> {
+  if (parsed.has(request)) return parsed.get(request);
+  const text = await inboxBodyText(request);
+  if (parsed.has(request)) return parsed.get(request);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  parsed.set(request, json);
+  return json;
+}
+
 function refuse(status: number, error: string): Response {
   return Response.json({ error }, { status });
 }
@@ -74,15 +108,11 @@ export async function guardInbox(request: Request, allowedHost?: (host: string) 
   }
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > MAX_INBOX_BYTES) return refuse(413, 'Activity too large');
-  const text = await request.clone().text();
+  const text = await inboxBodyText(request);
   if (text.length > MAX_INBOX_BYTES) return refuse(413, 'Activity too large');
   if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) return refuse(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return refuse(400, 'Invalid JSON');
-  }
+  const json = await inboxBodyJson(request);
+  if (json === undefined) return refuse(400, 'Invalid JSON');
   // One node object: compacted, or expanded (full IRIs, no @context), which Fedify reads as well.
   // A top-level array (jsonld.js's expand() output) is refused: Fedify copies the document into
   // an object to detach a Linked Data signature and then finds no actor, and the body cannot be

@@ -42,11 +42,13 @@ import {
   contextLoaderFactory,
   documentLoaderFactory,
   loaderSettings,
+  withMemoryKeyCache,
   withShortUnavailableKeys,
 } from './loaders.ts';
 import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActorKeys, instanceActorUsername } from './instance-actor.ts';
 import { fetchAuthorizer } from './authorized-fetch.ts';
 import { unverifiedCreateHandler } from './inbox/forwarded.ts';
+import { parseActivitiesOnce } from './parse-once.ts';
 import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
 export type RoostFederation = Federation<void>;
@@ -164,11 +166,14 @@ export interface FederationDeps {
 export function createRoostFederation({ services, kv, queue }: FederationDeps): RoostFederation {
   const { config } = services;
   const log = services.log.child({ module: 'federation' });
+  // The inbox parses an activity once, not twice (./parse-once.ts).
+  parseActivitiesOnce();
   // Every fetch Fedify makes for us (actors, keys, objects, contexts, signed fetches) goes through
   // the bounded fetcher (./loaders.ts); federation.allowPrivateAddresses reaches it there (Fedify
   // refuses its own allowPrivateAddress/userAgent options next to custom loaders).
   const loaders = loaderSettings(services);
-  const fedifyKv = withShortUnavailableKeys(kv);
+  // Remote keys in memory in front of the store (./loaders.ts): no round trip per signed request.
+  const fedifyKv = withShortUnavailableKeys(withMemoryKeyCache(kv, services.clock));
   // The instance actor's keys (./instance-actor.ts): they sign every fetch the default document
   // loader makes (actors, keys, objects, reply parents), and Fedify's shared-inbox fetches.
   const instanceKeys = instanceActorKeys(services);

@@ -24,7 +24,9 @@ import {
   type RemoteDocument,
 } from '@fedify/vocab-runtime';
 import { Temporal } from '@js-temporal/polyfill';
+import { CryptographicKey } from '@fedify/vocab';
 import type { Services } from '../context.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
 import { MAX_JSON_BYTES, safeFetch, type SafeFetchOptions } from '../lib/safe-fetch.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 
@@ -120,20 +122,25 @@ export function documentLoaderFactory(
   instanceKey?: () => Promise<FetchSigningKey | null>,
 ): () => DocumentLoader {
   const sign = instanceKey ? signerFor(instanceKey) : undefined;
-  return () => kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+  // Built once: Fedify asks the factory for every context it creates (each inbox POST), and
+  // kvCache compiles its rules (a URLPattern, Temporal durations) each time it is called. The
+  // loader keeps no state of its own between calls.
+  const loader = kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+  return () => loader;
 }
 
 /** JSON-LD contexts: preloaded ones in memory, others fetched under the same bounds and kept a day. */
 export function contextLoaderFactory(settings: LoaderSettings, kv: KvStore): () => DocumentLoader {
-  return () =>
-    kvCache({
-      loader: boundedDocumentLoader(settings),
-      kv,
-      prefix: [...REMOTE_DOCUMENT_PREFIX],
-      kind: 'context',
-      // Every URL matches (kvCache calls `test` on a pattern object).
-      rules: [[{ test: () => true } as never, { hours: 24 }]],
-    });
+  // Built once, as the object loader above.
+  const loader = kvCache({
+    loader: boundedDocumentLoader(settings),
+    kv,
+    prefix: [...REMOTE_DOCUMENT_PREFIX],
+    kind: 'context',
+    // Every URL matches (kvCache calls `test` on a pattern object).
+    rules: [[{ test: () => true } as never, Temporal.Duration.from({ hours: 24 }) as never]],
+  });
+  return () => loader;
 }
 
 /**
@@ -183,3 +190,89 @@ export function withShortUnavailableKeys(kv: KvStore, ttlMs = UNAVAILABLE_KEY_TT
  * resolved); a peer serving an endless chain costs these many requests and no more.
  */
 export const REMOTE_FETCH_LIMITS = { depth: 8, fetches: 16 } as const;
+
+/** How long a remote public key read from the KV store is kept in memory, and how many at most. */
+export const KEY_MEMORY_TTL_MS = 10 * 60_000;
+export const KEY_MEMORY_MAX = 10_000;
+
+/**
+ * CryptographicKey.fromJsonLd, once per cached key document. Fedify's key cache (KvKeyCache) reads
+ * a sender's key from the KV store and rebuilds it on every signed request: a JSON-LD expansion,
+ * a PEM parse and a WebCrypto import, about as much work as the RSA verify itself. For documents
+ * that come from the memory cache below (the same object each time) the built key is kept beside
+ * the document (a WeakMap: dropped with it); any other document is built as before.
+ */
+const builtKeys = new WeakMap<object, Promise<CryptographicKey>>();
+const cachedKeyDocuments = new WeakSet<object>();
+const PATCHED = Symbol.for('roost.cryptographicKeyFromJsonLd');
+function reuseBuiltKeys(): void {
+  const cls = CryptographicKey as unknown as Record<symbol | string, unknown>;
+  if (cls[PATCHED]) return;
+  const original = CryptographicKey.fromJsonLd;
+  cls[PATCHED] = true;
+  CryptographicKey.fromJsonLd = function (this: typeof CryptographicKey, json: unknown, options?: Parameters<typeof original>[1]) {
+    if (this !== CryptographicKey || json === null || typeof json !== 'object' || !cachedKeyDocuments.has(json)) return original.call(this, json, options);
+    let built = builtKeys.get(json);
+    if (!built) {
+      built = original.call(this, json, options);
+      builtKeys.set(json, built);
+      built.catch(() => builtKeys.delete(json));
+    }
+    return built;
+  } as typeof original;
+}
+
+/**
+ * Remote actors' public keys (Fedify's `_fedify/publicKey/<keyId>` entries) kept in memory in
+ * front of the KV store, so that a signed delivery from a known server costs no database round
+ * trip for its key, and (reuseBuiltKeys) no rebuild of it. Writes and deletes go to the store and
+ * update the memory; entries live KEY_MEMORY_TTL_MS, at most KEY_MEMORY_MAX (oldest dropped). A
+ * key changed by another process is seen here when it is refetched: a signature that fails with
+ * a cached key makes Fedify fetch the key again and store it, through this wrapper. Negative
+ * entries (a key that could not be fetched) and fetch errors are not kept in memory.
+ */
+export function withMemoryKeyCache(kv: KvStore, clock: Clock = systemClock, ttlMs = KEY_MEMORY_TTL_MS, max = KEY_MEMORY_MAX): KvStore {
+  reuseBuiltKeys();
+  const memory = new Map<string, { value: object; until: number }>();
+  const keyOf = (key: readonly unknown[]) =>
+    key.length === 3 && key[0] === '_fedify' && key[1] === 'publicKey' && typeof key[2] === 'string' ? key[2] : null;
+  const remember = (id: string, value: unknown) => {
+    memory.delete(id);
+    if (value === null || typeof value !== 'object') return;
+    if (memory.size >= max) memory.delete(memory.keys().next().value!);
+    cachedKeyDocuments.add(value);
+    memory.set(id, { value, until: clock.now().getTime() + ttlMs });
+  };
+  const wrapped: KvStore = {
+    async get(key) {
+      const id = keyOf(key);
+      if (id === null) return kv.get(key);
+      const hit = memory.get(id);
+      if (hit && hit.until > clock.now().getTime()) return hit.value as never;
+      const value = await kv.get(key);
+      remember(id, value);
+      return value as never;
+    },
+    async set(key, value, options) {
+      const id = keyOf(key);
+      if (id !== null) memory.delete(id);
+      await kv.set(key, value, options);
+      // A copy of what was stored (the caller may change its object), as a read would return it.
+      if (id !== null && value !== null && typeof value === 'object' && !options?.ttl) remember(id, JSON.parse(JSON.stringify(value)));
+    },
+    async delete(key) {
+      const id = keyOf(key);
+      if (id !== null) memory.delete(id);
+      await kv.delete(key);
+    },
+    list: (prefix) => kv.list(prefix),
+  };
+  if (kv.cas) {
+    wrapped.cas = async (key, expected, next, options) => {
+      const id = keyOf(key);
+      if (id !== null) memory.delete(id);
+      return kv.cas!(key, expected, next, options);
+    };
+  }
+  return wrapped;
+}

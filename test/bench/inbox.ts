@@ -258,7 +258,16 @@ export async function main(): Promise<number> {
 
     // (a) accepted/s.
     const t0 = performance.now();
+    // Roost's thread's CPU time (user + system) while it takes the load: steadier than wall time
+    // on a shared machine (this thread runs Roost and nothing else meanwhile; the sender is a
+    // worker thread, crypto jobs run on libuv's pool).
+    const cpu0 = process.threadCpuUsage();
+    const db = roost.services.db;
+    const stmts0 = { all: db.statements(), jobs: db.statements('jobs') };
     const result = await send(load, 32);
+    const cpu1 = process.threadCpuUsage(cpu0);
+    const jobStmts = db.statements('jobs') - stmts0.jobs;
+    const requestStmts = db.statements() - stmts0.all - jobStmts;
     const stored = await waitStored(actors.length + creates, 30_000);
     const storedMs = performance.now() - t0;
     const fetchesDuring = origins.reduce((n, o) => n + o.hits.length, 0) - fetchesBefore;
@@ -272,6 +281,12 @@ export async function main(): Promise<number> {
         [
           ['node:crypto verify of the same signatures (baseline, one thread)', fmtInt(verifyRate), `${fmtInt(load.length)} in ${verifyMs.toFixed(0)} ms`],
           ['deliveries accepted by Roost (202)', fmtInt(acceptRate), `${fmtInt(accepted)} in ${result.ms.toFixed(0)} ms; answers ${JSON.stringify(result.statuses)}`],
+          [
+            "  Roost's thread: CPU per POST (and as a rate)",
+            fmtInt(load.length / ((cpu1.user + cpu1.system) / 1e6)),
+            `${((cpu1.user + cpu1.system) / 1000 / load.length).toFixed(2)} ms (${((cpu1.user + cpu1.system) / 1000).toFixed(0)} ms CPU over ${result.ms.toFixed(0)} ms, Note processing meanwhile included)`,
+          ],
+          ['  SQL statements per POST: answering it / the queue workers meanwhile', '', `${(requestStmts / load.length).toFixed(2)} / ${(jobStmts / load.length).toFixed(2)}`],
           ['Notes stored (from the first POST to the last row)', fmtInt((Math.max(0, stored - actors.length) / storedMs) * 1000), `${fmtInt(stored - actors.length)} of ${fmtInt(creates)} in ${storedMs.toFixed(0)} ms`],
         ],
       ),

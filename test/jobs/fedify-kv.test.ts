@@ -56,6 +56,25 @@ describe('get / set / delete', () => {
     expect(Number(n)).toBe(values.length);
   });
 
+  it('answers the reads of one event-loop turn with one statement, each its own value', async () => {
+    await kv.set(['a', 'b'], { v: 1 });
+    await kv.set(['a', 'bc'], 'two');
+    await kv.set(['gone'], true, ttl(1));
+    clock.advance(2000);
+    const statements: string[] = [];
+    const counting = new PostgresKvStore({ query: (text, params) => (statements.push(text), sql.query(text, params)), transaction: (fn) => sql.transaction(fn) }, { clock });
+    const keys: KvKey[] = [['a', 'b'], ['missing'], ['a', 'bc'], ['gone'], ['a', 'b']];
+    const values = await Promise.all(keys.map((k) => counting.get(k)));
+    expect(values).toEqual([{ v: 1 }, undefined, 'two', undefined, { v: 1 }]);
+    expect(values[0]).not.toBe(values[4]);
+    expect(statements).toHaveLength(1);
+    // A key PostgreSQL cannot store fails alone, before anything is sent.
+    statements.length = 0;
+    const mixed = await Promise.allSettled([counting.get(['a', 'b']), counting.get(['bad\u0000']), counting.get(['a', 'bc'])]);
+    expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(statements).toHaveLength(1);
+  });
+
   it('delete removes one key only; deleting a missing key is fine; set(undefined) deletes', async () => {
     await kv.set(['a'], 1);
     await kv.set(['a', 'b'], 2);

@@ -56,6 +56,33 @@ describe('PostgresMessageQueue', () => {
     expect(await listJobs(sql, { queue: 'once' })).toEqual([]);
   });
 
+  it('sends the enqueues of one event-loop turn in one statement, in order; a message the database refuses fails alone', async () => {
+    const counted: string[] = [];
+    const countingSql: Sql = { query: (text, params) => (counted.push(text), sql.query(text, params)), transaction: (fn) => sql.transaction(fn) };
+    const mq = new PostgresMessageQueue(countingSql, { name: 'batched' });
+    await Promise.all(Array.from({ length: 5 }, (_, n) => mq.enqueue({ n }, { orderingKey: 'one sender' })));
+    expect(counted).toHaveLength(1);
+    const jobs = await listJobs(sql, { queue: 'batched' });
+    expect(jobs.map((j) => j.payload)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+    expect(jobs.map((j) => Number(j.id))).toEqual(jobs.map((j) => Number(j.id)).sort((a, b) => a - b));
+    expect(jobs.every((j) => j.orderingKey === 'one sender')).toBe(true);
+
+    // PostgreSQL text cannot hold U+0000: the batch fails, then each message goes alone.
+    counted.length = 0;
+    const results = await Promise.allSettled([
+      mq.enqueue({ n: 5 }),
+      mq.enqueue({ n: 6 }, { orderingKey: 'bad\u0000key' }),
+      mq.enqueue({ n: 7 }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(counted).toHaveLength(4);
+    expect((await listJobs(sql, { queue: 'batched' })).map((j) => j.payload)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }, { n: 7 }]);
+    // Not JSON: refused at once, nothing sent.
+    counted.length = 0;
+    await expect(mq.enqueue(undefined)).rejects.toThrow(TypeError);
+    expect(counted).toHaveLength(0);
+  });
+
   it('keeps queues of different names apart', async () => {
     const a = new PostgresMessageQueue(sql, { name: 'instance-a', pollIntervalMs: 50 });
     const b = new PostgresMessageQueue(sql, { name: 'instance-b', pollIntervalMs: 50 });

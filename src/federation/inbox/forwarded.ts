@@ -26,7 +26,7 @@ import { AccountSchema, type Account } from '../../db/entities/index.ts';
 import { isStatusObject, persistAccount } from '../convert/from-as.ts';
 import { freshDocumentLoader, lookupObjectSafely } from '../lookup.ts';
 import { newFetchBudget, persistNote } from '../remote-statuses.ts';
-import { signatureKeyId } from '../inbox-guard.ts';
+import { inboxBodyJson, signatureKeyId } from '../inbox-guard.ts';
 import { localAccountFromUri } from './resolve.ts';
 import type { RoostFederation } from '../index.ts';
 
@@ -108,15 +108,8 @@ export function forwardedCreateGate(services: Services, federation: RoostFederat
     if (!path) return null;
     const keyId = signatureKeyId(request.headers);
     if (!keyId) return null;
-    const text = await request.clone().text();
-    // Most deliveries are not Creates: no second parse for them.
-    if (!text.includes('"Create"')) return null;
-    let json: Record<string, unknown>;
-    try {
-      json = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return null;
-    }
+    // Read and parsed once for all the gates (../inbox-guard.ts).
+    const json = (await inboxBodyJson(request)) as Record<string, unknown> | null;
     if (!json || typeof json !== 'object' || json.type !== 'Create' || 'signature' in json || 'proof' in json) return null;
     const actor = idOf(Array.isArray(json.actor) ? json.actor[0] : json.actor);
     const object = idOf(json.object);

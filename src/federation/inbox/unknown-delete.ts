@@ -7,6 +7,7 @@
  * actor). Nothing is written, so believing the sender costs nothing. Runs after guardInbox
  * (signed, bounded, JSON).
  */
+import { inboxBodyJson } from '../inbox-guard.ts';
 import type { Services } from '../../context.ts';
 
 const INBOX_PATH = /^\/(?:users\/[^/]+\/)?inbox$/;
@@ -20,14 +21,8 @@ function idOf(v: unknown): string | null {
 export function unknownActorDeleteGate(services: Services): (request: Request) => Promise<Response | null> {
   return async (request) => {
     if (request.method !== 'POST' || !INBOX_PATH.test(new URL(request.url).pathname)) return null;
-    const text = await request.clone().text();
-    if (!text.includes('"Delete"')) return null;
-    let json: Record<string, unknown>;
-    try {
-      json = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return null;
-    }
+    // Read and parsed once for all the gates (../inbox-guard.ts).
+    const json = (await inboxBodyJson(request)) as Record<string, unknown> | null;
     if (!json || typeof json !== 'object' || json.type !== 'Delete') return null;
     const actor = idOf(Array.isArray(json.actor) ? json.actor[0] : json.actor);
     if (!actor || !URL.canParse(actor)) return null;
