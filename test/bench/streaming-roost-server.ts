@@ -31,10 +31,15 @@ process.stdout.write(`LISTENING ${roost.port}\n`);
 // SIGUSR2: a full GC (the bench measures resident memory after one).
 process.on('SIGUSR2', () => gc());
 // SIGUSR1: the last status event written again (event log → NOTIFY → hub → clients, without the REST path).
+// The payload is read once (the first signal), so what follows a signal is the event log's path.
+let payload: string | null = null;
 process.on('SIGUSR1', () => {
   void (async () => {
-    const [row] = await roost.services.db.sql.query<{ payload: string }>(`select payload from streaming_events where event = 'update' order by id desc limit 1`);
-    if (row) await writeStreamingEvent(roost.services, { streams: ['public'], event: 'update', payload: row.payload });
+    if (payload === null) {
+      const [row] = await roost.services.db.sql.query<{ payload: string }>(`select payload from streaming_events where event = 'update' order by id desc limit 1`);
+      payload = row?.payload ?? null;
+    }
+    if (payload !== null) await writeStreamingEvent(roost.services, { streams: ['public'], event: 'update', payload });
   })();
 });
 process.on('SIGTERM', () => void roost.close().then(() => process.exit(0)));
