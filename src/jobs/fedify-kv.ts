@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from '@fedify/fedify';
 import type { Sql } from '../db/sql.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
+import { perTurn } from '../lib/per-turn.ts';
 
 /**
  * Fedify's KvStore on the `fedify_kv` table (schema.ts).
@@ -80,49 +81,34 @@ export class PostgresKvStore implements KvStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<unknown>((resolve, reject) => {
-      if (this.#reads === null) {
-        this.#reads = [];
-        setImmediate(() => void this.#readAll());
-      }
-      this.#reads.push({ key: encoded, resolve, reject });
-    }) as Promise<T | undefined>;
+    return this.#read(encoded) as Promise<T | undefined>;
   }
 
-  #reads: { key: string; resolve: (value: unknown) => void; reject: (err: unknown) => void }[] | null = null;
-
-  async #readAll(): Promise<void> {
-    const reads = this.#reads ?? [];
-    this.#reads = null;
-    if (reads.length === 0) return;
+  readonly #read = perTurn<string, unknown>(async (reads) => {
     const now = this.#clock.now().toISOString();
-    try {
-      if (reads.length === 1) {
-        const rows = await this.#sql.query<{ value: string }>(
-          `SELECT value::text AS value FROM fedify_kv
-           WHERE namespace = $1 AND key = ${KEY('$2')} AND (expires_at IS NULL OR expires_at > $3::timestamptz)`,
-          [this.#ns, reads[0]!.key, now],
-        );
-        reads[0]!.resolve(rows[0] ? JSON.parse(rows[0].value) : undefined);
-        return;
-      }
-      const rows = await this.#sql.query<{ n: string | number; value: string }>(
-        `SELECT i.n, f.value::text AS value
-         FROM json_array_elements($2::json) WITH ORDINALITY AS i(k, n)
-         CROSS JOIN LATERAL (SELECT ARRAY(SELECT e FROM json_array_elements_text(i.k) WITH ORDINALITY AS k(e, o) ORDER BY o) AS key) q
-         JOIN fedify_kv f ON f.namespace = $1 AND f.key = q.key
-         WHERE f.expires_at IS NULL OR f.expires_at > $3::timestamptz`,
-        [this.#ns, `[${reads.map((r) => r.key).join(',')}]`, now],
+    if (reads.length === 1) {
+      const rows = await this.#sql.query<{ value: string }>(
+        `SELECT value::text AS value FROM fedify_kv
+         WHERE namespace = $1 AND key = ${KEY('$2')} AND (expires_at IS NULL OR expires_at > $3::timestamptz)`,
+        [this.#ns, reads[0]!.item, now],
       );
-      const found = new Map<number, string>(rows.map((r) => [Number(r.n), r.value]));
-      reads.forEach((r, i) => {
-        const value = found.get(i + 1);
-        r.resolve(value === undefined ? undefined : JSON.parse(value));
-      });
-    } catch (err) {
-      for (const r of reads) r.reject(err);
+      reads[0]!.resolve(rows[0] ? JSON.parse(rows[0].value) : undefined);
+      return;
     }
-  }
+    const rows = await this.#sql.query<{ n: string | number; value: string }>(
+      `SELECT i.n, f.value::text AS value
+       FROM json_array_elements($2::json) WITH ORDINALITY AS i(k, n)
+       CROSS JOIN LATERAL (SELECT ARRAY(SELECT e FROM json_array_elements_text(i.k) WITH ORDINALITY AS k(e, o) ORDER BY o) AS key) q
+       JOIN fedify_kv f ON f.namespace = $1 AND f.key = q.key
+       WHERE f.expires_at IS NULL OR f.expires_at > $3::timestamptz`,
+      [this.#ns, `[${reads.map((r) => r.item).join(',')}]`, now],
+    );
+    const found = new Map<number, string>(rows.map((r) => [Number(r.n), r.value]));
+    reads.forEach((r, i) => {
+      const value = found.get(i + 1);
+      r.resolve(value === undefined ? undefined : JSON.parse(value));
+    });
+  });
 
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
     if (value === undefined) return this.delete(key);

@@ -6,6 +6,7 @@ import type {
 } from '@fedify/fedify';
 import type { Sql } from '../db/sql.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
+import { perTurn } from '../lib/per-turn.ts';
 import type { JobNotifyListener } from './notify.ts';
 import {
   countJobs,
@@ -124,24 +125,13 @@ export class PostgresMessageQueue implements MessageQueue {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<void>((resolve, reject) => {
-      if (this.#batch === null) {
-        this.#batch = [];
-        setImmediate(() => void this.#flush());
-      }
-      this.#batch.push({ spec, resolve, reject });
-    });
+    return this.#enqueue(spec);
   }
 
-  #batch: { spec: EnqueueSpec; resolve: () => void; reject: (err: unknown) => void }[] | null = null;
-
-  async #flush(): Promise<void> {
-    const batch = this.#batch ?? [];
-    this.#batch = null;
-    if (batch.length === 0) return;
+  readonly #enqueue = perTurn<EnqueueSpec, void>(async (batch) => {
     try {
-      if (batch.length === 1) await enqueue(this.#sql, batch[0]!.spec, { clock: this.#clock });
-      else await enqueueMany(this.#sql, batch.map((b) => b.spec), { clock: this.#clock });
+      if (batch.length === 1) await enqueue(this.#sql, batch[0]!.item, { clock: this.#clock });
+      else await enqueueMany(this.#sql, batch.map((b) => b.item), { clock: this.#clock });
       this.#wakeLocal();
       for (const b of batch) b.resolve();
     } catch (err) {
@@ -149,7 +139,7 @@ export class PostgresMessageQueue implements MessageQueue {
       // One after the other, in the order they were made (ordering keys).
       for (const b of batch) {
         try {
-          await enqueue(this.#sql, b.spec, { clock: this.#clock });
+          await enqueue(this.#sql, b.item, { clock: this.#clock });
           b.resolve();
         } catch (e) {
           b.reject(e);
@@ -157,7 +147,7 @@ export class PostgresMessageQueue implements MessageQueue {
       }
       this.#wakeLocal();
     }
-  }
+  });
 
   async enqueueMany(messages: readonly any[], options?: MessageQueueEnqueueOptions): Promise<void> {
     if (messages.length === 0) return;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { statementSource, type Sql } from '../db/sql.ts';
+import { perTurn } from '../lib/per-turn.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { JobNotifyListener } from './notify.ts';
 import { JOBS_NOTIFY_CHANNEL } from './schema.ts';
@@ -512,32 +513,19 @@ interface Completions {
 }
 
 function completionsOf(sql: Sql): Completions {
-  let pending: { job: ClaimedJob; resolve: (deleted: boolean) => void; reject: (e: unknown) => void }[] = [];
-  const flush = async () => {
-    const batch = pending;
-    pending = [];
-    try {
-      const rows = await sql.query<{ id: string }>(
-        `WITH del AS (DELETE FROM jobs j USING unnest($1::bigint[], $2::text[]) AS d(id, token)
-                       WHERE j.id = d.id AND j.lock_token = d.token RETURNING j.id, j.queue, j.ordering_key),
-              n AS (SELECT count(pg_notify('${JOBS_NOTIFY_CHANNEL}', q)) AS c
-                      FROM (SELECT DISTINCT queue AS q FROM del WHERE ordering_key IS NOT NULL) k)
-         SELECT del.id::text AS id, n.c AS notified FROM del CROSS JOIN n`,
-        [batch.map((b) => b.job.id), batch.map((b) => b.job.lockToken)],
-      );
-      const deleted = new Set(rows.map((r) => r.id));
-      for (const b of batch) b.resolve(deleted.has(b.job.id));
-    } catch (error) {
-      for (const b of batch) b.reject(error);
-    }
-  };
-  return {
-    complete(job) {
-      return new Promise((resolve, reject) => {
-        if (pending.push({ job, resolve, reject }) === 1) setImmediate(() => void flush());
-      });
-    },
-  };
+  const complete = perTurn<ClaimedJob, boolean>(async (batch) => {
+    const rows = await sql.query<{ id: string }>(
+      `WITH del AS (DELETE FROM jobs j USING unnest($1::bigint[], $2::text[]) AS d(id, token)
+                     WHERE j.id = d.id AND j.lock_token = d.token RETURNING j.id, j.queue, j.ordering_key),
+            n AS (SELECT count(pg_notify('${JOBS_NOTIFY_CHANNEL}', q)) AS c
+                    FROM (SELECT DISTINCT queue AS q FROM del WHERE ordering_key IS NOT NULL) k)
+       SELECT del.id::text AS id, n.c AS notified FROM del CROSS JOIN n`,
+      [batch.map((b) => b.item.id), batch.map((b) => b.item.lockToken)],
+    );
+    const deleted = new Set(rows.map((r) => r.id));
+    for (const b of batch) b.resolve(deleted.has(b.item.id));
+  });
+  return { complete };
 }
 
 function runtimeOf(o: RunOptions): Runtime {
