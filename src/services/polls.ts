@@ -199,9 +199,10 @@ function isForeignKeyViolation(e: unknown): boolean {
  */
 export async function votePoll(services: Services, accountId: string, pollId: string, choices: number[]): Promise<void> {
   const now = services.clock.now();
-  // The fast path, for the thousands of votes in a throttle window: one read, then the vote row,
-  // the poll's row and snapshot and the outbox events in one statement guarded by the poll's
-  // version (the actor store's stepActorInOneStatement). A vote that asks for a timer (the first
+  // The fast path, for the thousands of votes in a throttle window: the vote row, the poll's row
+  // and snapshot and the outbox events in one statement guarded by the poll's version (the actor
+  // store's stepActorInOneStatement), after one read — or none, when the poll's last write by this
+  // process still holds. A vote that asks for a timer (the first
   // after an Update, or one that closes) takes the transaction below, as does a missing poll.
   let asked: Extract<PollEvent, { type: 'poll.vote' }> | undefined;
   const fast = await stepActorInOneStatement(
@@ -218,6 +219,9 @@ export async function votePoll(services: Services, accountId: string, pollId: st
         params: [services.ids.next(), accountId, choices, now],
       },
       needsTransaction: (emitted) => emitted.some((e) => TIMER_EVENTS.has(e.type)),
+      // The poll as this process last wrote it, the voter taken as not having voted: one
+      // statement per vote while the guess holds (poll_votes' unique key refuses a second vote).
+      optimistic: { assume: { voted: false } },
     },
   ).catch((e: unknown) => {
     if (isForeignKeyViolation(e)) throw notFound();

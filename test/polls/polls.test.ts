@@ -6,7 +6,9 @@
  * outbox rows.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
+import { recordRemoteVote, votePoll } from '../../src/services/polls.ts';
+import { statementSource } from '../../src/db/sql.ts';
 import { createTestUser, apiRequest, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 
@@ -182,6 +184,54 @@ describe('votes at once (the one-statement fast path and its fallback to the loc
     const voted = (await outbox(poll.id)).filter((e) => e.type === 'poll.voted');
     expect(voted).toHaveLength(12);
     expect(new Set(voted.map((e) => e.actor_version)).size).toBe(12);
+  });
+});
+
+/** The statements `fn` sends through the instance's plain-SQL client (their first words). */
+async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
+  await settled(roost);
+  const sql = roost.services.db.sql;
+  const original = sql.query;
+  const seen: string[] = [];
+  sql.query = ((text: string, params?: readonly unknown[]) => {
+    // (the job pools' own statements, running meanwhile, are left out)
+    if (statementSource.getStore() !== 'jobs') seen.push(text.replace(/\s+/g, ' ').trim().slice(0, 30));
+    return original.call(sql, text, params);
+  }) as typeof original;
+  try {
+    await fn();
+  } finally {
+    sql.query = original;
+  }
+  return seen;
+}
+
+describe('the guessed row (a poll this process last wrote)', () => {
+  it('makes a vote one statement while the guess holds; a stale guess falls back to a read and counts right', async () => {
+    const poll = (await post({ options: ['a', 'b'], expires_in: 600 })).body.poll;
+    const [u1, u2, u3, u4, u5] = await Promise.all([1, 2, 3, 4, 5].map((i) => createTestUser(roost, `guess${i}`)));
+    const vote = (u: TestUser, choice: number) => votePoll(roost.services, u.account.id, poll.id, [choice]);
+    // The first vote of a window sends the Update and the second schedules the next one: both ask
+    // for a timer, so both take the locking path. The third reads and writes in one statement,
+    // and its row is kept as the next guess.
+    await vote(u1!, 0);
+    await vote(u2!, 1);
+    await vote(u3!, 1);
+    const held = await statementsOf(() => vote(u4!, 1));
+    expect(held).toEqual(['with written as ( update polls']);
+    // A step this process did not make through the fast path (a remote vote, the locking path)
+    // moves the poll on: the guess is stale, writes nothing, and the read path counts the vote.
+    expect(await recordRemoteVote(roost.services, poll.id, 'https://remote.example/users/r', ['a'])).toEqual({ accepted: true });
+    const stale = await statementsOf(() => vote(u5!, 0));
+    expect(stale).toEqual(['with written as ( update polls', 'select *, exists (select 1 fro', 'with written as ( update polls']);
+    // A voter who has voted, on a guess that holds: refused from the stored row, nothing written.
+    await expect(vote(u4!, 0)).rejects.toThrow('You have already voted on this poll');
+    expect((await author.api(`/api/v1/polls/${poll.id}`)).body).toMatchObject({
+      votes_count: 6,
+      voters_count: 6,
+      options: [{ title: 'a', votes_count: 3 }, { title: 'b', votes_count: 3 }],
+    });
+    expect(await count(`poll_votes where poll_id = ${BigInt(poll.id)}`)).toBe(6);
   });
 });
 
