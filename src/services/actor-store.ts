@@ -31,6 +31,7 @@ import type { EntityManager, EntityName } from '@mikro-orm/core';
 import type { AnyStateMachine, EventFromLogic, InputFrom } from 'xstate';
 import type { Services } from '../context.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
+import { prepared } from '../db/prepared.ts';
 import { RoostError } from '../lib/errors.ts';
 import { step, type PersistedSnapshot, type PersistedSnapshotOf, type Rejection } from '../../actors/runtime/step.ts';
 import { stampSnapshot, upgradeSnapshot, type MachineDefinition, type StoredSnapshot } from '../../actors/runtime/definition.ts';
@@ -285,7 +286,7 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
     }
     const [row] = guess
       ? [{ ...guess, ...opts.optimistic!.assume }]
-      : await sql.query<RawRow>(`select ${table.select ?? '*'}${extra} from ${table.table} where ${where}`, [...params, ...(opts.read?.params ?? [])]);
+      : await sql.query<RawRow>(prepared(`select ${table.select ?? '*'}${extra} from ${table.table} where ${where}`), [...params, ...(opts.read?.params ?? [])]);
     if (!row) return null;
     const stored = (row.machine as StoredSnapshot | null | undefined) ?? (table.seed ? table.seed(row) : undefined);
     const previous = stored ? upgradeSnapshot(table.definition, stored, table.migrationFacts ? table.migrationFacts(row) : undefined) : undefined;
@@ -318,7 +319,9 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
     }
     let written: RawRow[];
     try {
-      written = await sql.query<RawRow>(`with ${ctes.join(', ')} select written.*${o ? `, ${o.notify} as notified` : ''} from written`, all);
+      // A hot actor's statement has one text per shape (its table, the caller's extra write, the
+      // number of events): named once per connection, then sent as its parameters only.
+      written = await sql.query<RawRow>(prepared(`with ${ctes.join(', ')} select written.*${o ? `, ${o.notify} as notified` : ''} from written`), all);
     } catch (e) {
       if ((e as { code?: string }).code === '23505') continue; // alsoWrite's key was taken meanwhile: read and step again
       throw e;
