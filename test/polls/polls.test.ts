@@ -6,9 +6,8 @@
  * outbox rows.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
+import { startTestRoost, eventually, capturedStatements, type TestRoost } from '../helpers/roost.ts';
 import { recordRemoteVote, votePoll } from '../../src/services/polls.ts';
-import { statementSource } from '../../src/db/sql.ts';
 import { createTestUser, apiRequest, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 
@@ -188,23 +187,7 @@ describe('votes at once (the one-statement fast path and its fallback to the loc
 });
 
 /** The statements `fn` sends through the instance's plain-SQL client (their first words). */
-async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
-  await settled(roost);
-  const sql = roost.services.db.sql;
-  const original = sql.query;
-  const seen: string[] = [];
-  sql.query = ((text: string, params?: readonly unknown[]) => {
-    // (the job pools' own statements, running meanwhile, are left out)
-    if (statementSource.getStore() !== 'jobs') seen.push(text.replace(/\s+/g, ' ').trim().slice(0, 30));
-    return original.call(sql, text, params);
-  }) as typeof original;
-  try {
-    await fn();
-  } finally {
-    sql.query = original;
-  }
-  return seen;
-}
+const statementsOf = (fn: () => Promise<unknown>) => capturedStatements(roost, fn, 30, { jobWrites: true });
 
 describe('the guessed row (a poll this process last wrote)', () => {
   it('makes a vote one statement while the guess holds; a stale guess falls back to a read and counts right', async () => {
