@@ -59,7 +59,7 @@ const EVENTS = {
 type Label = keyof typeof EVENTS;
 
 // ── Expected emitted events ───────────────────────────────────────────────────────────────
-const voted = (voterId: string, choices: number[], local: boolean): PollEmitted => ({ type: 'poll.voted', pollId: P, voterId, choices, local });
+const voted = (voterId: string, choices: number[], local: boolean, pollLocal = true): PollEmitted => ({ type: 'poll.voted', pollId: P, voterId, choices, local, pollLocal });
 const scheduled = (runAt: string): PollEmitted => ({ type: 'poll.update_scheduled', pollId: P, runAt });
 const updated: PollEmitted = { type: 'poll.updated', pollId: P };
 const closed: PollEmitted = { type: 'poll.closed', pollId: P, voterIds: [A1], authorId: AUTHOR };
@@ -123,10 +123,10 @@ const TABLE: Record<Start, Record<Label, Outcome>> = {
   },
   'open.remote': {
     // A local account votes on a remote poll: counted here, delivered to the poll's server.
-    'vote.local': ['open', [voted(A2, [1], true)], { votes: [4, 3, 0], votersCount: 6 }],
+    'vote.local': ['open', [voted(A2, [1], true, false)], { votes: [4, 3, 0], votersCount: 6 }],
     'vote.remote': no('remote_poll'),
     ...VOTE_REFUSALS,
-    'vote.two': ['open', [voted(A2, [0, 1], true)], { votes: [5, 3, 0], votersCount: 6 }],
+    'vote.two': ['open', [voted(A2, [0, 1], true, false)], { votes: [5, 3, 0], votersCount: 6 }],
     close: ['closed', [closed], { closedAt: NOW, updatePending: false }],
     tally: ['open', [], { votes: [5, 6, 7], votersCount: 9 }],
     'tally.closing': ['closed', [closed], { votes: [5, 6, 7], votersCount: 9, closedAt: EXPIRES }],
@@ -268,7 +268,7 @@ describe('poll machine: the 3-minute Update throttle', () => {
 
   it('a remote poll never schedules an Update; closing a local one sends the final Update and clears the pending one', () => {
     const remote = stepOrThrow(pollMachine, newPoll({ local: false }), { type: 'poll.vote', voterId: A1, choices: [1], now: t(0), local: true });
-    expect(remote.emitted).toEqual([voted(A1, [1], true)]);
+    expect(remote.emitted).toEqual([voted(A1, [1], true, false)]);
     expect(remote.snapshot.context.updatePending).toBe(false);
 
     const voting = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: A1, choices: [1], now: t(0), local: true });

@@ -35,9 +35,10 @@
  *
  * Emitted (facts):
  *   poll.close_scheduled {pollId, runAt}   on creation, runAt = expiresAt (no end, no timer)
- *   poll.voted {pollId, voterId, choices, local}
- *                                          every accepted vote; `local` on a remote poll means
- *                                          "deliver this vote to the poll's server"
+ *   poll.voted {pollId, voterId, choices, local, pollLocal}
+ *                                          every accepted vote; `local` on a remote poll
+ *                                          (`pollLocal` false) means "deliver this vote to the
+ *                                          poll's server"
  *   poll.update_scheduled {pollId, runAt}  a vote on a LOCAL poll while no Update is pending:
  *                                          runAt = max(now, lastUpdateSentAt + 3 min). At most
  *                                          one pending, so the Update of the Question goes out
@@ -109,7 +110,7 @@ export type PollEvent =
 
 export type PollEmitted =
   | { type: 'poll.close_scheduled'; pollId: string; runAt: string }
-  | { type: 'poll.voted'; pollId: string; voterId: string; choices: number[]; local: boolean }
+  | { type: 'poll.voted'; pollId: string; voterId: string; choices: number[]; local: boolean; pollLocal: boolean }
   | { type: 'poll.update_scheduled'; pollId: string; runAt: string }
   | { type: 'poll.updated'; pollId: string }
   | { type: 'poll.closed'; pollId: string; voterIds: string[]; authorId: string | null }
@@ -230,7 +231,7 @@ export const pollMachine = setup({
         votersCount: context.votersCount + (newVoter ? 1 : 0),
         updatePending: context.updatePending || context.local,
       });
-      enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local });
+      enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local, pollLocal: context.local });
       if (scheduleUpdate) {
         const earliest = context.lastUpdateSentAt === null ? ms(event.now) : ms(context.lastUpdateSentAt) + POLL_UPDATE_INTERVAL_MS;
         const runAt = earliest > ms(event.now) ? new Date(earliest).toISOString() : event.now;

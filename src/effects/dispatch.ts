@@ -224,8 +224,9 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       }
       // A local account voted on a remote poll: one Create(Note) per choice to the poll's author.
       case 'poll.voted': {
-        const voted = record.event as unknown as { pollId: string; voterId: string; choices: number[]; local: boolean };
-        if (!voted.local) return;
+        // (Only this case gets a job: outbox.ts needsEventJob; pollLocal is absent on events recorded before it existed.)
+        const voted = record.event as unknown as { pollId: string; voterId: string; choices: number[]; local: boolean; pollLocal?: boolean };
+        if (!voted.local || voted.pollLocal === true) return;
         const vote = await loadVoteAs(services, voted.pollId, voted.voterId, voted.choices);
         if (!vote) return;
         for (const v of vote.votes) {

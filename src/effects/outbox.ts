@@ -49,11 +49,26 @@ export interface OutboxWrite {
 export async function writeOutbox(sql: Sql, w: OutboxWrite): Promise<void> {
   if (w.events.length === 0) return;
   const o = outboxCtes(w, 1, 'true');
-  await sql.query(`with ${o.ctes} select (select count(*) from jobs_in) as n, ${o.notify}`, o.params);
+  await sql.query(`with ${o.ctes} select (select count(*) from ev) as n, ${o.notify}`, o.params);
 }
 
 /**
- * The outbox write as CTEs (`outbox_input`, `ev`, `jobs_in`) for a statement of the caller's, its
+ * Whether an event is handed to effects/ at all. Every event is recorded in outbox_events (the
+ * trace of what happened); one that no consumer acts on gets no event job, and a statement
+ * whose events are all such writes no job and wakes no worker. Today that is `poll.voted` except
+ * a local account's vote on a remote poll: effects/dispatch.ts federates only that one (the vote
+ * goes to the poll's server), and no surface consumer (notifications, streaming, feeds) reads
+ * `poll.voted`. Thousands of votes on a local poll in a throttle window then cost one statement
+ * each without queueing thousands of jobs that would do nothing. A consumer that starts acting on
+ * such an event changes this predicate with it.
+ */
+export function needsEventJob(event: OutboxEvent): boolean {
+  if (event.type === 'poll.voted') return event.local === true && event.pollLocal === false;
+  return true;
+}
+
+/**
+ * The outbox write as CTEs (`outbox_input`, `ev`, and `jobs_in` unless no event needs a job) for a statement of the caller's, its
  * parameters numbered from `$first`, the inserts made only when `when` (an SQL condition over the
  * caller's earlier CTEs) holds; `notify` is the select-list item that wakes the job workers. Used
  * alone by writeOutbox and inside the actor store's one-statement step.
@@ -63,14 +78,20 @@ export function outboxCtes(w: OutboxWrite, first: number, when: string): { ctes:
   // Payloads travel as one json array and are taken by element (never ->> on the payload:
   // PostgreSQL would de-escape it and fail on "\u0000", see jobs/queue.ts enqueueMany).
   const payloads = `[${w.events.map((e) => JSON.stringify(e)).join(',')}]`;
-  return {
-    ctes: `outbox_input as (
+  const input = `outbox_input as (
        select e.payload, e.n::int - 1 as seq from json_array_elements(${$(1)}::json) with ordinality as e(payload, n) where ${when}
      ), ev as (
        insert into outbox_events (actor_kind, actor_id, actor_version, seq, origin, type, payload, created_at)
        select ${$(2)}, ${$(3)}::bigint, ${$(4)}::int, seq, ${$(5)}, payload->>'type', payload, ${$(6)}::timestamptz from outbox_input order by seq
        returning id, seq, payload
-     ), jobs_in as (
+     )`;
+  // Events nobody acts on: recorded, no job, no wake-up (needsEventJob).
+  if (!w.events.some(needsEventJob)) {
+    return { ctes: input, params: [payloads, w.actorKind, w.actorId, w.actorVersion, w.origin, w.now.toISOString()], notify: 'null' };
+  }
+  // Otherwise every event of the statement gets its job (one that nobody acts on is a no-op).
+  return {
+    ctes: `${input}, jobs_in as (
        insert into jobs (queue, kind, payload, run_at, max_attempts, dedupe_key, created_at, updated_at)
        select ${$(7)}, '${EVENT_JOB}',
               json_build_object('id', id::text, 'actorKind', ${$(2)}::text, 'actorId', ${$(3)}::text, 'actorVersion', ${$(4)}::int,

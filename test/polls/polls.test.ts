@@ -200,8 +200,15 @@ describe('the guessed row (a poll this process last wrote)', () => {
     for (const u of [u0!, u1!, u2!, u3!]) {
       if ((await statementsOf(() => vote(u, 0))).at(-1) === 'with written as ( update polls') break;
     }
-    const held = await statementsOf(() => vote(u4!, 1));
-    expect(held).toEqual(['with written as ( update polls']);
+    const held = await capturedStatements(roost, () => vote(u4!, 1), 100_000, { jobWrites: true });
+    expect(held.map((s) => s.slice(0, 30))).toEqual(['with written as ( update polls']);
+    // A vote on a local poll is recorded (poll.voted in the outbox) but queues no event job and
+    // wakes no worker: nothing acts on it (outbox.ts needsEventJob); votes on remote polls do get
+    // one (their delivery: test/federation/polls.test.ts).
+    expect(held[0]).toContain('insert into outbox_events');
+    expect(held[0]).not.toContain('insert into jobs');
+    expect(held[0]).not.toContain('pg_notify');
+    expect((await outbox(poll.id)).at(-1)).toMatchObject({ type: 'poll.voted', payload: { voterId: u4!.account.id, local: true, pollLocal: true } });
     // A step this process did not make through the fast path (a remote vote, the locking path)
     // moves the poll on: the guess is stale, writes nothing, and the read path counts the vote.
     expect(await recordRemoteVote(roost.services, poll.id, 'https://remote.example/users/r', ['a'])).toEqual({ accepted: true });
