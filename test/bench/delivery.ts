@@ -15,7 +15,8 @@
 //
 // Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a
 // scratch database is created beside it and dropped), BENCH_FOLLOWERS (10000), BENCH_SERVERS
-// (500), BENCH_TIMEOUT (s a case may take, 300), BENCH_SENDERS (roost,fedify: which to run).
+// (500), BENCH_TIMEOUT (s a case may take, 300), BENCH_SENDERS (roost,fedify: which to run),
+// BENCH_SENDER_PROF (a directory: the senders run with --cpu-prof into it).
 import { fork, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import path from 'node:path';
@@ -65,7 +66,7 @@ interface Sender {
 
 function startSender(mode: 'roost' | 'fedify'): Promise<Sender> {
   const child: ChildProcess = fork(path.join(import.meta.dirname, 'delivery-sender-server.ts'), [mode], {
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...(process.env.BENCH_SENDER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SENDER_PROF}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting = new Map<string, (m: any) => void>();
