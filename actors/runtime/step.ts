@@ -318,23 +318,40 @@ function collectEmitted(machine: AnyStateMachine, actions: readonly ActionLike[]
  * not plain JSON (functions, Dates, Maps, class instances, non-finite numbers).
  */
 export function canonicalize(input: unknown, where: string): unknown {
+  return canonicalizeAt(input, where, []);
+}
+
+/** The path to a member is a stack of keys, spelled out only in an error (a step canonicalizes every member of its snapshot twice). */
+function canonicalizeAt(input: unknown, where: string, path: (string | number)[]): unknown {
+  const at = () => where + path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
   if (input === null || typeof input === 'string' || typeof input === 'boolean') return input;
   if (typeof input === 'number') {
-    if (!Number.isFinite(input)) throw new TypeError(`${where}: non-finite number`);
+    if (!Number.isFinite(input)) throw new TypeError(`${at()}: non-finite number`);
     return input;
   }
-  if (Array.isArray(input)) return input.map((item, index) => canonicalize(item, `${where}[${index}]`));
+  if (Array.isArray(input)) {
+    const out = new Array<unknown>(input.length);
+    for (let i = 0; i < input.length; i++) {
+      path.push(i);
+      out[i] = canonicalizeAt(input[i], where, path);
+      path.pop();
+    }
+    return out;
+  }
   if (typeof input === 'object') {
     const proto = Object.getPrototypeOf(input);
     if (proto !== Object.prototype && proto !== null) {
-      throw new TypeError(`${where}: only plain objects can be persisted`);
+      throw new TypeError(`${at()}: only plain objects can be persisted`);
     }
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(input).sort()) {
       const member = (input as Record<string, unknown>)[key];
-      if (member !== undefined) out[key] = canonicalize(member, `${where}.${key}`);
+      if (member === undefined) continue;
+      path.push(key);
+      out[key] = canonicalizeAt(member, where, path);
+      path.pop();
     }
     return out;
   }
-  throw new TypeError(`${where}: ${typeof input} cannot be persisted`);
+  throw new TypeError(`${at()}: ${typeof input} cannot be persisted`);
 }

@@ -246,7 +246,18 @@ function guessesOf(services: Services): Map<string, RawRow> {
   return m;
 }
 
-const renumber = (sql: string, offset: number) => sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+/** `sql`'s $n placeholders moved up by `offset`; the few texts a hot actor uses are kept (one per text and offset). */
+const renumbered = new Map<string, string>();
+const renumber = (sql: string, offset: number) => {
+  const key = `${offset} ${sql}`;
+  let out = renumbered.get(key);
+  if (out === undefined) {
+    out = sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    if (renumbered.size >= 256) renumbered.clear();
+    renumbered.set(key, out);
+  }
+  return out;
+};
 
 /**
  * The fast path for a hot actor (a poll taking thousands of votes): no explicit transaction and
@@ -332,7 +343,18 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
       if (guesses.size >= ROW_GUESSES_MAX) guesses.clear();
       guesses.set(guessKey, stored2);
     }
-    return { accepted: true, row: services.db.em().map(table.entity, stored2 as never), snapshot: r.snapshot, version: r.version, previous, emitted };
+    // The entity is made only if the caller reads it (a vote does not): mapping a row costs more than stepping it.
+    let entity: R | undefined;
+    return {
+      accepted: true,
+      get row() {
+        return (entity ??= services.db.em().map(table.entity, stored2 as never) as R);
+      },
+      snapshot: r.snapshot,
+      version: r.version,
+      previous,
+      emitted,
+    };
   }
   return null; // contended: the caller's transactional path waits for the lock instead
 }
