@@ -978,10 +978,21 @@ interface WsData {
   peer: SocketPeer | null;
 }
 
+/**
+ * A topic nobody publishes to, held by every socket that subscribes to a topic. uWS frees a
+ * socket's subscriber (and with it what was published to the socket and not yet written, which it
+ * writes when the event loop turns) when the socket leaves its last topic: holding this one, a
+ * socket may leave a topic and join it again, as the streaming hub does around a publish that must
+ * pass it by, without losing a frame.
+ */
+const HELD_TOPIC = '\u0001held';
+
 /** The WsPeer over one uWS socket: sends are corked, a socket over its backpressure bound is closed. */
 class SocketPeer implements WsPeer {
   ws: WebSocket<WsData>;
   open = true;
+  /** Whether the socket holds HELD_TOPIC. */
+  held = false;
   readonly limit: number;
   constructor(ws: WebSocket<WsData>, limit: number) {
     this.ws = ws;
@@ -1003,7 +1014,12 @@ class SocketPeer implements WsPeer {
     return true;
   }
   subscribe(topic: string): void {
-    if (this.open) this.ws.subscribe(topic);
+    if (!this.open) return;
+    if (!this.held) {
+      this.ws.subscribe(HELD_TOPIC);
+      this.held = true;
+    }
+    this.ws.subscribe(topic);
   }
   unsubscribe(topic: string): void {
     if (this.open) this.ws.unsubscribe(topic);
