@@ -79,7 +79,10 @@ export interface HttpServer {
   readonly inFlight: number;
   /**
    * Sends a text frame to every WebSocket subscribed to `topic` (WsPeer.subscribe), the fan-out
-   * done by uWS in C++; sockets past their backpressure bound are closed by uWS.
+   * done by uWS in C++; sockets past their backpressure bound are closed by uWS. The members are
+   * those of the moment of the call (uWS queues the frame for each of them and writes the queues
+   * when the event loop turns, or before anything else is sent to one of them), so a socket may
+   * leave the topic just before and join it again just after to be passed by.
    */
   publish(topic: string, data: string): void;
   /**
@@ -978,21 +981,10 @@ interface WsData {
   peer: SocketPeer | null;
 }
 
-/**
- * A topic nobody publishes to, held by every socket that subscribes to a topic. uWS frees a
- * socket's subscriber (and with it what was published to the socket and not yet written, which it
- * writes when the event loop turns) when the socket leaves its last topic: holding this one, a
- * socket may leave a topic and join it again, as the streaming hub does around a publish that must
- * pass it by, without losing a frame.
- */
-const HELD_TOPIC = '\u0001held';
-
 /** The WsPeer over one uWS socket: sends are corked, a socket over its backpressure bound is closed. */
 class SocketPeer implements WsPeer {
   ws: WebSocket<WsData>;
   open = true;
-  /** Whether the socket holds HELD_TOPIC. */
-  held = false;
   readonly limit: number;
   constructor(ws: WebSocket<WsData>, limit: number) {
     this.ws = ws;
@@ -1014,12 +1006,7 @@ class SocketPeer implements WsPeer {
     return true;
   }
   subscribe(topic: string): void {
-    if (!this.open) return;
-    if (!this.held) {
-      this.ws.subscribe(HELD_TOPIC);
-      this.held = true;
-    }
-    this.ws.subscribe(topic);
+    if (this.open) this.ws.subscribe(topic);
   }
   unsubscribe(topic: string): void {
     if (this.open) this.ws.unsubscribe(topic);

@@ -64,7 +64,7 @@ interface Topic {
   readonly stream: readonly string[];
   readonly members: Set<StreamClient>;
   /** account id → its members (the exceptions of an event are found by account). */
-  readonly byAccount: Map<string, StreamClient[]>;
+  readonly byAccount: Map<string, Set<StreamClient>>;
 }
 
 /** The subscriptions of one stream key. */
@@ -372,8 +372,8 @@ export class StreamingHub {
     client.sink.topics.subscribe(name);
     topic.members.add(client);
     const same = topic.byAccount.get(client.accountId);
-    if (same) same.push(client);
-    else topic.byAccount.set(client.accountId, [client]);
+    if (same) same.add(client);
+    else topic.byAccount.set(client.accountId, new Set([client]));
   }
 
   unsubscribe(client: StreamClient, key: string): void {
@@ -388,8 +388,8 @@ export class StreamingHub {
       const topic = group.topics.get(name);
       if (topic?.members.delete(client)) {
         const same = topic.byAccount.get(client.accountId)!;
-        same.splice(same.indexOf(client), 1);
-        if (same.length === 0) topic.byAccount.delete(client.accountId);
+        same.delete(client);
+        if (same.size === 0) topic.byAccount.delete(client.accountId);
         if (topic.members.size === 0) group.topics.delete(name);
       }
     } else {
