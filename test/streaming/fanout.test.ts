@@ -157,4 +157,32 @@ describe('fan-out of a status event on a shared stream', () => {
     for (const c of Object.values(s).flat()) expect(eventIds(c)).toEqual([...eventIds(c)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     closeAll(s);
   });
+
+  it('a socket resuming on a shared stream gets what it missed, then the events that went live meanwhile, each once, screened as anyone\'s', async () => {
+    const s = await openAll({ bob: 4 });
+    const twist = await payloadOf(await post(u.alice, 'a twist while away'));
+    const calm = await payloadOf(await post(u.bob, 'calm while away'));
+    await settled(roost);
+    const [{ last }] = await roost.services.db.sql.query<{ last: string }>(`select max(id)::text as last from streaming_events`);
+    // Enough missed events that the replay (a block/mute check each) is still going when the live ones come.
+    const missed = await writeTogether(Array.from({ length: 150 }, () => ({ payload: calm, authorId: u.bob.account.id })));
+    const erin = await WsClient.open(roost, `?access_token=${u.erin.token}&stream=public&last_event_id=${last}`);
+    const dave = await WsClient.open(roost, `?access_token=${u.dave.token}&stream=public&last_event_id=${last}`);
+    const live = await writeTogether([
+      { payload: calm, authorId: u.bob.account.id },
+      { payload: twist, authorId: u.alice.account.id },
+      { payload: calm, authorId: u.bob.account.id },
+    ]);
+    await erin.waitFor((f) => f.id === live[2]);
+    await dave.waitFor((f) => f.id === live[2]);
+    for (const c of s.bob) await c.waitFor((f) => f.id === live[2]);
+    await sleep(200);
+    expect(erin.frames.map((f) => f.id)).toEqual([...missed, ...live]);
+    expect(erin.frames.map((f) => 'filtered' in JSON.parse(f.payload!))).toEqual([...missed.map(() => false), false, true, false]);
+    expect(dave.frames.map((f) => f.id)).toEqual([...missed, live[0], live[2]]);
+    for (const c of s.bob) expect(c.frames.filter((f) => live.includes(f.id!)).map((f) => f.id)).toEqual(live);
+    closeAll(s);
+    erin.close();
+    dave.close();
+  });
 });
