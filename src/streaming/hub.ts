@@ -246,16 +246,19 @@ export class StreamingHub {
     // member → the frame it gets instead of the published one (null: none).
     let apart: Map<StreamClient, string | null> | null = null;
     if (screening !== null) {
-      const few = screening.dropped.size <= topic.byAccount.size;
-      for (const accountId of few ? screening.dropped : topic.byAccount.keys()) {
-        if (few ? !topic.byAccount.has(accountId) : !screening.dropped.has(accountId)) continue;
-        for (const client of topic.byAccount.get(accountId)!) (apart ??= new Map()).set(client, null);
+      // Each side walked from the smaller: the exceptions, or the topic's accounts (a user stream has one).
+      for (const accountId of topic.byAccount.size < screening.dropped.size ? topic.byAccount.keys() : screening.dropped) {
+        const members = screening.dropped.has(accountId) ? topic.byAccount.get(accountId) : undefined;
+        if (members) for (const client of members) (apart ??= new Map()).set(client, null);
       }
-      for (const [accountId, verdict] of verdicts ?? []) {
-        const members = topic.byAccount.get(accountId);
-        if (!members || screening.dropped.has(accountId)) continue;
-        const own = screenedFrame('ws', row, topic.stream, verdict, frame);
-        for (const client of members) (apart ??= new Map()).set(client, own);
+      if (verdicts && verdicts.size > 0) {
+        for (const accountId of topic.byAccount.size < verdicts.size ? topic.byAccount.keys() : verdicts.keys()) {
+          const verdict = verdicts.get(accountId);
+          const members = verdict ? topic.byAccount.get(accountId) : undefined;
+          if (!members || screening.dropped.has(accountId)) continue;
+          const own = screenedFrame('ws', row, topic.stream, verdict, frame);
+          for (const client of members) (apart ??= new Map()).set(client, own);
+        }
       }
     }
     for (const client of this.replaying) if (topic.members.has(client) && !apart?.has(client)) (apart ??= new Map()).set(client, frame);
