@@ -79,7 +79,10 @@ export interface HttpServer {
   readonly inFlight: number;
   /**
    * Sends a text frame to every WebSocket subscribed to `topic` (WsPeer.subscribe), the fan-out
-   * done by uWS in C++; sockets past their backpressure bound are closed by uWS.
+   * done by uWS in C++; sockets past their backpressure bound are closed by uWS. The members are
+   * those of the moment of the call (uWS queues the frame for each of them and writes the queues
+   * when the event loop turns, or before anything else is sent to one of them), so a socket may
+   * leave the topic just before and join it again just after to be passed by.
    */
   publish(topic: string, data: string): void;
   /**

@@ -24,6 +24,7 @@ export interface WsPeer {
   readonly open: boolean;
   /** Native topics: HttpServer.publish(topic, …) sends to every socket subscribed to it, in C++. */
   subscribe(topic: string): void;
+  /** Leaves a topic; what was published to it before (and is not written yet) still goes out. */
   unsubscribe(topic: string): void;
 }
 

@@ -1,9 +1,9 @@
 /**
  * THE per-subscriber filter hook of the streaming API (one place), on the one filter engine
- * (services/filter-engine.ts): called once per subscribed account and context for every `update` /
- * `status.update` event, with the status rendered once (public rendering, no viewer flags).
- * `hidden` drops the event for that subscriber; a non-empty `filtered` is set as the status's
- * `filtered` array in that subscriber's payload (warn).
+ * (services/filter-engine.ts): called once per subscribed account that has filters
+ * (accountsWithFilters) and context for every `update` / `status.update` event, with the status
+ * rendered once (public rendering, no viewer flags). `hidden` drops the event for that subscriber;
+ * a non-empty `filtered` is set as the status's `filtered` array in that subscriber's payload (warn).
  *
  * The sets are cached per process: the hub loads the missing ones of an event's subscribers in
  * one statement (prefetchFilterSets), forgets an account's set when its `filters_changed` goes by
@@ -43,6 +43,17 @@ export async function prefetchFilterSets(services: Services, accountIds: readonl
   });
   if (missing.length === 0) return;
   for (const [id, set] of await loadFilterSets(services, missing)) cache.set(id, { set, at: now });
+}
+
+/**
+ * The accounts among `accountIds` that may have filters: all but those whose cached set is empty
+ * (call prefetchFilterSets first). The others pass every status without asking filterForSubscriber.
+ */
+export function accountsWithFilters(services: Services, accountIds: Iterable<string>): string[] {
+  const cache = cacheOf(services);
+  const out: string[] = [];
+  for (const id of accountIds) if (cache.get(id)?.set.filters.length !== 0) out.push(id);
+  return out;
 }
 
 /** An account's filters changed: its set is read again on its next event. */

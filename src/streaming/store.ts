@@ -37,6 +37,11 @@ export interface StreamingEventRow {
 }
 
 const COLUMNS = `id::text, streams, event, payload, author_id::text as author_id, mention_ids::text[] as mention_ids, author_domain`;
+/**
+ * The numeric order of the rows: a bare `order by id` would name the output column `id::text`
+ * and sort the ids as text (…, 10, 100, 11, …), out of the order events must be delivered in.
+ */
+const IN_ID_ORDER = `order by streaming_events.id`;
 
 function toRow(r: Record<string, unknown>): StreamingEventRow {
   return {
@@ -73,7 +78,7 @@ export async function writeStreamingEvent(services: Services, input: StreamingEv
 /** Rows after `cursor`, plus the ids in `holes` (rows of transactions that committed late), in id order. */
 export async function readStreamingEventsAfter(sql: Sql, cursor: string, holes: readonly string[], limit = 1000): Promise<StreamingEventRow[]> {
   const rows = await sql.query<Record<string, unknown>>(
-    `select ${COLUMNS} from streaming_events where id > $1::bigint or id = any($2::bigint[]) order by id limit ${limit}`,
+    `select ${COLUMNS} from streaming_events where id > $1::bigint or id = any($2::bigint[]) ${IN_ID_ORDER} limit ${limit}`,
     [cursor, holes],
   );
   return rows.map(toRow);
@@ -91,7 +96,7 @@ export async function readMissedEvents(services: Services, afterId: string, unti
   const rows = await services.db.sql.query<Record<string, unknown>>(
     `select ${COLUMNS} from streaming_events
       where id > $1::bigint and id <= $2::bigint and streams && $3::text[] and created_at >= $4
-      order by id limit ${RESUME_MAX_EVENTS}`,
+      ${IN_ID_ORDER} limit ${RESUME_MAX_EVENTS}`,
     [afterId, untilId, streams, since],
   );
   return rows.map(toRow);

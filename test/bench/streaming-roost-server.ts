@@ -9,7 +9,7 @@ import { startRoost } from '../../src/main.ts';
 import { batchedDestination } from '../../src/log.ts';
 import { createLocalAccount } from '../../src/services/accounts.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
-import { writeStreamingEvent } from '../../src/streaming/store.ts';
+import { writeStreamingEvent, type StreamingEventInput } from '../../src/streaming/store.ts';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -30,16 +30,19 @@ writeFileSync(tokenFile, token);
 process.stdout.write(`LISTENING ${roost.port}\n`);
 // SIGUSR2: a full GC (the bench measures resident memory after one).
 process.on('SIGUSR2', () => gc());
-// SIGUSR1: the last status event written again (event log → NOTIFY → hub → clients, without the REST path).
-// The payload is read once (the first signal), so what follows a signal is the event log's path.
-let payload: string | null = null;
+// SIGUSR1: the last status event written again (event log → NOTIFY → hub → clients, without the REST path),
+// with its author, mentions and author's domain, so the hub screens it as it screens a status's event.
+// The event is read once (the first signal), so what follows a signal is the event log's path.
+let event: StreamingEventInput | null = null;
 process.on('SIGUSR1', () => {
   void (async () => {
-    if (payload === null) {
-      const [row] = await roost.services.db.sql.query<{ payload: string }>(`select payload from streaming_events where event = 'update' order by id desc limit 1`);
-      payload = row?.payload ?? null;
+    if (event === null) {
+      const [row] = await roost.services.db.sql.query<{ payload: string; author_id: string | null; mention_ids: string[]; author_domain: string | null }>(
+        `select payload, author_id::text, mention_ids::text[], author_domain from streaming_events where event = 'update' order by id desc limit 1`,
+      );
+      if (row) event = { streams: ['public'], event: 'update', payload: row.payload, authorId: row.author_id, mentionIds: row.mention_ids, authorDomain: row.author_domain };
     }
-    if (payload !== null) await writeStreamingEvent(roost.services, { streams: ['public'], event: 'update', payload });
+    if (event !== null) await writeStreamingEvent(roost.services, event);
   })();
 });
 process.on('SIGTERM', () => void roost.close().then(() => process.exit(0)));

@@ -12,7 +12,9 @@
 // bare RFC 6455 clients on TCP sockets unless BENCH_STREAM_CLIENT=ws (the `ws` package's client,
 // whose per-message work on the same two cores weighed on both servers' figures alike). Roost is
 // measured twice: from the REST POST (whole path) and from a status event written to the event
-// log (SIGUSR1 to the server: NOTIFY → hub → sends), the latter beside the ws fan-out. Printed:
+// log (SIGUSR1 to the server: the last status's event again, author and mentions included, so the
+// hub screens it for blocks, mutes and filters: NOTIFY → hub → sends), the latter beside the ws
+// fan-out. Printed:
 // p50/p99 delivery latency over BENCH_STREAM_ROUNDS rounds, and the server's resident memory per idle
 // connection ((RSS with the clients connected − RSS before) / clients), each beside the baseline's.
 // Goals: p99 ≤ 0.5× the ws server's; memory per idle connection ≤ 0.35×.

@@ -1,7 +1,8 @@
 /**
  * WebSocket routes in src/http, on the real uWS server: a client that stops reading is dropped
  * once its unsent bytes pass the route's bound (not buffered forever), the refusal of an upgrade is
- * an ordinary HTTP answer, and the first offered protocol is echoed back.
+ * an ordinary HTTP answer, the first offered protocol is echoed back, and a publish goes to the
+ * topic's members of the moment (what the streaming hub relies on to pass a few members by).
  */
 import { describe, it, expect } from 'vitest';
 import net from 'node:net';
@@ -101,6 +102,51 @@ describe('WebSocket routes in src/http', () => {
       expect(ok.head).toMatch(/^HTTP\/1\.1 101/);
       expect(ok.head.toLowerCase()).toContain('sec-websocket-protocol: token123');
       ok.socket.destroy();
+    } finally {
+      await server.close({ drainMs: 0 });
+    }
+  });
+
+  it('publishes to the members of the moment: a socket that leaves a topic and joins it again around a publish is passed by, and what was queued for it before still goes out, in order', async () => {
+    const peers: WsPeer[] = [];
+    const server = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      log,
+      accessLog: false,
+      ws: [{ pattern: '/ws', accept: () => ({ open: (peer: WsPeer) => void peers.push(peer) }) }],
+    });
+    try {
+      const read = (socket: net.Socket) => {
+        const texts: string[] = [];
+        let buf = Buffer.alloc(0);
+        socket.on('data', (d: Buffer) => {
+          buf = Buffer.concat([buf, d]);
+          // Unmasked server frames of fewer than 126 bytes: [0x81, length, …payload].
+          while (buf.length >= 2 && buf.length >= 2 + buf[1]!) {
+            texts.push(buf.subarray(2, 2 + buf[1]!).toString('utf8'));
+            buf = buf.subarray(2 + buf[1]!);
+          }
+        });
+        return texts;
+      };
+      const a = await handshake(server.port, '/ws');
+      const b = await handshake(server.port, '/ws');
+      const got = [read(a.socket), read(b.socket)];
+      for (let i = 0; i < 50 && peers.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      for (const p of peers) p.subscribe('t');
+      // One turn of the event loop: `first` is still queued for both when peers[0] leaves (its only topic).
+      server.publish('t', 'first');
+      peers[0]!.unsubscribe('t');
+      server.publish('t', 'others only');
+      peers[0]!.subscribe('t');
+      peers[0]!.send('its own');
+      server.publish('t', 'everyone');
+      for (let i = 0; i < 50 && (got[0]!.length < 3 || got[1]!.length < 3); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(got[0]).toEqual(['first', 'its own', 'everyone']);
+      expect(got[1]).toEqual(['first', 'others only', 'everyone']);
+      a.socket.destroy();
+      b.socket.destroy();
     } finally {
       await server.close({ drainMs: 0 });
     }
