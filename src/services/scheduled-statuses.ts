@@ -244,7 +244,7 @@ export async function scheduleStatus(services: Services, author: StatusAuthor, i
     key
       ? (
           await sql.query<{ id: string }>(
-            `select id::text from scheduled_statuses where account_id = $1 and idempotency_key = $2 and created_at > $3 order by id desc limit 1`,
+            `select id::text from scheduled_statuses where account_id = $1 and idempotency_key = $2 and created_at > $3 order by scheduled_statuses.id desc limit 1`,
             [accountId, key, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)],
           )
         )[0]

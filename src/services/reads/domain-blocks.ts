@@ -74,12 +74,12 @@ export async function domainAllowsPage(services: Services, p: PageParams): Promi
 
 /** Every block in full (the CLI's list), newest first. */
 export async function allDomainBlocks(services: Services): Promise<DomainBlockRow[]> {
-  const rows = await services.db.sql.query<DomainBlockRow>(`select ${BLOCK_COLUMNS} from instance_domain_blocks order by id desc`);
+  const rows = await services.db.sql.query<DomainBlockRow>(`select ${BLOCK_COLUMNS} from instance_domain_blocks order by instance_domain_blocks.id desc`);
   return rows.map(dated);
 }
 
 export async function allDomainAllows(services: Services): Promise<DomainAllowRow[]> {
-  const rows = await services.db.sql.query<DomainAllowRow>(`select id::text as id, domain, created_at from instance_domain_allows order by id desc`);
+  const rows = await services.db.sql.query<DomainAllowRow>(`select id::text as id, domain, created_at from instance_domain_allows order by instance_domain_allows.id desc`);
   return rows.map(dated);
 }
 
