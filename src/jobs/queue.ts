@@ -305,7 +305,7 @@ export async function listJobs(sql: Sql, filter: ListJobsFilter = {}): Promise<J
   params.push(filter.limit ?? 100);
   const rows = await sql.query<JobRow>(
     `SELECT ${JOB_COLUMNS('jobs')} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-     ORDER BY id LIMIT $${params.length}`,
+     ORDER BY jobs.id LIMIT $${params.length}`,
     params,
   );
   return rows.map(toJob);
