@@ -122,6 +122,13 @@ describe('enqueue', () => {
     ]);
     expect(await enqueueMany(sql, [], { clock })).toEqual([]);
   });
+
+  it('lists in numeric id order past a power of ten (9 before 10), and pages after an id', async () => {
+    const ids = await enqueueMany(sql, Array.from({ length: 12 }, (_, n) => ({ kind: 'k', payload: n })), { clock });
+    expect(ids).toEqual(Array.from({ length: 12 }, (_, n) => String(n + 1)));
+    expect((await listJobs(sql)).map((j) => j.id)).toEqual(ids);
+    expect((await listJobs(sql, { afterId: '8', limit: 3 })).map((j) => j.id)).toEqual(['9', '10', '11']);
+  });
 });
 
 describe('scheduling', () => {
