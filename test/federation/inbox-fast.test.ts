@@ -59,6 +59,23 @@ async function storedCount(uri: string): Promise<number> {
   return row!.n;
 }
 
+/** The Fedify messages `fn` enqueues (one INSERT each: deliveries sent one at a time), with their ordering keys. */
+async function enqueuedMessages(fn: () => Promise<unknown>): Promise<{ message: Record<string, unknown>; orderingKey: unknown }[]> {
+  const sql = roost.services.db.sql;
+  const original = sql.query;
+  const seen: { message: Record<string, unknown>; orderingKey: unknown }[] = [];
+  sql.query = ((text: string, params?: readonly unknown[]) => {
+    if (/INSERT INTO jobs/.test(text) && params?.[1] === 'fedify.message') seen.push({ message: JSON.parse(params[2] as string), orderingKey: params[6] });
+    return original.call(sql, text, params);
+  }) as typeof original;
+  try {
+    await fn();
+  } finally {
+    sql.query = original;
+  }
+  return seen;
+}
+
 /** A first delivery from each peer: its key is fetched by Fedify and kept in memory. */
 async function warm(p: FakePeer) {
   const { uri, body } = create(p);
@@ -84,7 +101,8 @@ describe('a delivery signed with a key in memory', () => {
   it('is taken by the fast path (Fedify’s 202) and stores the same status as Fedify’s path', async () => {
     const fast = create(peer);
     const taken = stats().accepted;
-    const res = await peer.deliver(roost.at('/inbox'), fast.body);
+    let res!: Response;
+    const [fastMessage] = await enqueuedMessages(async () => (res = await peer.deliver(roost.at('/inbox'), fast.body)));
     expect(res.status).toBe(202);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(await res.text()).toBe('Activity is enqueued.');
@@ -93,11 +111,21 @@ describe('a delivery signed with a key in memory', () => {
     // The same kind of delivery through Fedify's path (an Accept header it answers with Vary: the fast path hands it on).
     const slow = create(peer);
     const viaFedify = fallbacks('accept header');
-    const res2 = await peer.deliver(roost.at('/inbox'), slow.body, { headers: { accept: 'application/activity+json' } });
+    let res2!: Response;
+    const [slowMessage] = await enqueuedMessages(async () => (res2 = await peer.deliver(roost.at('/inbox'), slow.body, { headers: { accept: 'application/activity+json' } })));
     expect(res2.status).toBe(202);
     expect(await res2.text()).toBe('Activity is enqueued.');
     expect(fallbacks('accept header')).toBe(viaFedify + 1);
     expect(stats().accepted).toBe(taken + 1);
+
+    // Fedify's message, field for field (its own id and time aside), on the same ordering key.
+    expect(fastMessage!.message.activity).toEqual(fast.body);
+    expect(slowMessage!.message.activity).toEqual(slow.body);
+    expect(Object.keys(fastMessage!.message)).toEqual(Object.keys(slowMessage!.message));
+    const rest = (m: Record<string, unknown>) => ({ ...m, id: typeof m.id, started: typeof m.started, activity: null });
+    expect(rest(fastMessage!.message)).toEqual(rest(slowMessage!.message));
+    expect(fastMessage!.orderingKey).toBe(`inbox ${peer.actorId}`);
+    expect(slowMessage!.orderingKey).toBe(fastMessage!.orderingKey);
 
     await settled(roost);
     const a = await stored(fast.uri);
