@@ -242,7 +242,8 @@ export function createInboxFastPath(deps: InboxFastPathDeps): InboxFastPath {
     if (!plainContext(json['@context'])) return fallback('context');
     for (const url of remoteContextUrls(json)) if (!isPreloadedContext(url)) return fallback('context');
     const { type, id, actor } = json;
-    if (typeof type !== 'string' || type === 'Delete') return fallback('activity type');
+    // A plain term (a compact or full IRI could name a Delete too).
+    if (typeof type !== 'string' || !/^[A-Za-z]+$/.test(type) || type === 'Delete') return fallback('activity type');
     if (!isHttpUrl(id) || !isHttpUrl(actor)) return fallback('activity shape');
 
     // The key: built once per cached document; its owner must be the actor.

@@ -226,6 +226,17 @@ describe('what the fast path hands on to Fedify, answered as Fedify answers it',
     expect(statuses).toEqual([202, 202]);
   });
 
+  it('a Delete, in any spelling, is left to the unknown-actor gate and Fedify', async () => {
+    const before = fallbacks('activity type');
+    const taken = stats().accepted;
+    for (const type of ['Delete', 'as:Delete', 'https://www.w3.org/ns/activitystreams#Delete']) {
+      const res = await peer.deliver(roost.at('/inbox'), { '@context': AS_CONTEXT, id: `${peer.base}/deletes/${++n}`, type, actor: peer.actorId, object: `${peer.base}/users/mallory/statuses/none` });
+      expect([type, res.status]).toEqual([type, 202]);
+    }
+    expect(fallbacks('activity type')).toBe(before + 3);
+    expect(stats().accepted).toBe(taken);
+  });
+
   it('a context that could change what `actor` means: Fedify’s path decides', async () => {
     const { body } = create(peer, { '@context': ['https://www.w3.org/ns/activitystreams', { actor: 'https://evil.example/ns#notActor' }] });
     const before = fallbacks('context');
