@@ -17,7 +17,7 @@ import { createLogger, forgetInstanceLog, inInstanceLog, routeFedifyLogs } from 
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
-import { createRoostFederation, FEDIFY_QUEUE_RETRY, type RoostFederation } from './federation/index.ts';
+import { createRoostFederation, FEDIFY_QUEUE_RETRY, inboxFastPath, type RoostFederation } from './federation/index.ts';
 import { guardInbox } from './federation/inbox-guard.ts';
 import { unknownActorDeleteGate } from './federation/inbox/unknown-delete.ts';
 import { forwardedCreateGate } from './federation/inbox/forwarded.ts';
@@ -342,9 +342,13 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       metricsRoutes(router, services);
     }
     const forwardedCreate = forwardedCreateGate(services, federation);
+    const fastInbox = inboxFastPath(federation);
     const unknownDelete = unknownActorDeleteGate(services);
     http.serve({
       router,
+      // Deliveries signed with a key this process holds: verified and queued without a WHATWG
+      // Request (src/federation/inbox-fast.ts); anything else (null) goes on to the fallback.
+      preFallback: !roles.has('web') || !fastInbox ? undefined : (ctx) => scoped(() => fastInbox.handle(ctx)),
       // guardInbox: unsigned, oversized, too deep or foreign-context inbox POSTs, and those from servers the
       // domain policy refuses, stop here, before Fedify's JSON-LD work.
       fallback: !roles.has('web') ? undefined : (request: Request) =>

@@ -49,6 +49,7 @@ import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActo
 import { fetchAuthorizer } from './authorized-fetch.ts';
 import { unverifiedCreateHandler } from './inbox/forwarded.ts';
 import { parseActivitiesOnce } from './parse-once.ts';
+import { createInboxFastPath, SIGNATURE_TIME_WINDOW, type InboxFastPath } from './inbox-fast.ts';
 import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
 export type RoostFederation = Federation<void>;
@@ -157,6 +158,13 @@ class OrderedInbox implements MessageQueue {
   }
 }
 
+const fastPaths = new WeakMap<RoostFederation, InboxFastPath>();
+
+/** The shared inbox's fast path of a federation createRoostFederation built (./inbox-fast.ts). */
+export function inboxFastPath(federation: RoostFederation): InboxFastPath | undefined {
+  return fastPaths.get(federation);
+}
+
 export interface FederationDeps {
   services: Services;
   kv: KvStore;
@@ -173,7 +181,8 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // refuses its own allowPrivateAddress/userAgent options next to custom loaders).
   const loaders = loaderSettings(services);
   // Remote keys in memory in front of the store (./loaders.ts): no round trip per signed request.
-  const fedifyKv = withShortUnavailableKeys(withMemoryKeyCache(kv, services.clock));
+  const keyMemory = withMemoryKeyCache(kv, services.clock);
+  const fedifyKv = withShortUnavailableKeys(keyMemory);
   // The instance actor's keys (./instance-actor.ts): they sign every fetch the default document
   // loader makes (actors, keys, objects, reply parents), and Fedify's shared-inbox fetches.
   const instanceKeys = instanceActorKeys(services);
@@ -182,17 +191,20 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     return rsa ? { keyId: instanceActorKeyId(services), privateKey: rsa.privateKey } : null;
   };
   const mayFetchDocuments = fetchAuthorizer(services);
+  const inboxQueue = new OrderedInbox(queue);
+  const documentLoaders = documentLoaderFactory(loaders, fedifyKv, instanceSigningKey);
+  const contextLoaders = contextLoaderFactory(loaders, fedifyKv);
   const federation = createFederation<void>({
     kv: fedifyKv,
-    queue: { inbox: new OrderedInbox(queue), outbox: queue, fanout: queue },
+    queue: { inbox: inboxQueue, outbox: queue, fanout: queue },
     manuallyStartQueue: true,
     origin: config.publicUrl,
-    documentLoaderFactory: documentLoaderFactory(loaders, fedifyKv, instanceSigningKey),
-    contextLoaderFactory: contextLoaderFactory(loaders, fedifyKv),
+    documentLoaderFactory: documentLoaders,
+    contextLoaderFactory: contextLoaders,
     authenticatedDocumentLoaderFactory: authenticatedDocumentLoaderFactory(loaders),
     // A signature's Date (or RFC 9421 `created`) may be this far from now, as Mastodon allows
     // (SignatureVerification: 12 hours either way); Fedify's default is one hour.
-    signatureTimeWindow: { hours: 12 },
+    signatureTimeWindow: SIGNATURE_TIME_WINDOW,
     // Retries are the queue's (FEDIFY_QUEUE_RETRY, nativeRetrial): see there.
     // Fedify's default breaker opens after 5 failures in 10 minutes and holds every delivery to
     // the host for 30 minutes: a peer restarting trips it. Only a week-long outage does here;
@@ -472,5 +484,10 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .onError((_ctx, error) => {
       log.warn({ err: error }, 'inbox activity failed');
     });
+  // Deliveries signed with a key held in memory skip Fedify's request handling (./inbox-fast.ts).
+  fastPaths.set(
+    federation,
+    createInboxFastPath({ services, keyMemory, queue: inboxQueue, contextLoader: contextLoaders(), documentLoader: documentLoaders() }),
+  );
   return federation;
 }

@@ -234,6 +234,10 @@ function reuseBuiltKeys(): void {
 export function withMemoryKeyCache(kv: KvStore, clock: Clock = systemClock, ttlMs = KEY_MEMORY_TTL_MS, max = KEY_MEMORY_MAX): KvStore {
   reuseBuiltKeys();
   const memory = new Map<string, { value: object; until: number }>();
+  const peek = (id: string) => {
+    const hit = memory.get(id);
+    return hit && hit.until > clock.now().getTime() ? hit.value : undefined;
+  };
   const keyOf = (key: readonly unknown[]) =>
     key.length === 3 && key[0] === '_fedify' && key[1] === 'publicKey' && typeof key[2] === 'string' ? key[2] : null;
   const remember = (id: string, value: unknown) => {
@@ -274,5 +278,17 @@ export function withMemoryKeyCache(kv: KvStore, clock: Clock = systemClock, ttlM
       return kv.cas!(key, expected, next, options);
     };
   }
+  memoryPeeks.set(wrapped, peek);
   return wrapped;
+}
+
+const memoryPeeks = new WeakMap<KvStore, (keyId: string) => object | undefined>();
+
+/**
+ * The key document `keyId` as withMemoryKeyCache holds it in memory right now (the very object
+ * Fedify's next read gets, unexpired), or undefined: a miss, an expired entry, or a store that is
+ * not such a cache. Never reads the store. For the inbox's fast path (./inbox-fast.ts).
+ */
+export function peekMemoryKey(kv: KvStore, keyId: string): object | undefined {
+  return memoryPeeks.get(kv)?.(keyId);
 }

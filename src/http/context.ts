@@ -22,6 +22,10 @@ export interface RequestContext {
   readonly headers: Headers;
   /** Fast header lookup without building Headers: lowercase name → first value or null. */
   header(name: string): string | null;
+  /** Every value of a header as received (lowercase name), in order; [] when absent. */
+  headerValues(name: string): string[];
+  /** The request body's bytes as received, null when there was none. */
+  readonly rawBody: Uint8Array | null;
   /** Path params of the matched route, URL-decoded. */
   readonly params: Record<string, string>;
   /** Normalised nested params from the query string. */
@@ -131,6 +135,13 @@ export class HttpContext implements RequestContext {
     const h = this.#rawHeaders;
     for (let i = 0; i < h.length; i += 2) if (h[i] === name) return h[i + 1];
     return null;
+  }
+
+  headerValues(name: string): string[] {
+    const h = this.#rawHeaders;
+    const out: string[] = [];
+    for (let i = 0; i < h.length; i += 2) if (h[i] === name) out.push(h[i + 1]);
+    return out;
   }
 
   /** The raw query string (after '?', not decoded). */

@@ -67,6 +67,14 @@ export interface HttpServerOptions {
 
 export type Fallback = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
 
+/**
+ * Asked before the fallback, with the request as received (raw headers, ctx.rawBody) and no
+ * WHATWG Request built: a Response answers, null hands the request on to the fallback (the
+ * federation inbox's fast path, src/federation/inbox-fast.ts: building a Request and cloning its
+ * body costs more than what the fast path does).
+ */
+export type PreFallback = (ctx: RequestContext) => Promise<Response | null> | Response | null;
+
 export interface HttpServer {
   /** The bound port (useful with port 0). */
   readonly port: number;
@@ -74,7 +82,7 @@ export interface HttpServer {
    * Hands the server its routes once the app behind them is built: a server binds its port first
    * (so a port in use stops a start before anything else is touched) and answers 503 until then.
    */
-  serve(app: { router: Router; fallback?: Fallback }): void;
+  serve(app: { router: Router; fallback?: Fallback; preFallback?: PreFallback }): void;
   /** Requests being handled right now. */
   readonly inFlight: number;
   /**
@@ -160,6 +168,7 @@ class Server {
   /** Null until the app is handed over (serve): every request gets a 503 meanwhile. */
   router: Router | null;
   fallback: Fallback | null;
+  preFallback: PreFallback | null = null;
   readonly log: Logger;
   readonly maxBody: number;
   readonly maxUpload: number;
@@ -529,7 +538,7 @@ class Exchange {
   run(handler: Handler | null, useFallback: boolean): void {
     let result: Promise<Response> | Response;
     try {
-      if (useFallback) result = this.server.fallback!(this.ctx.request, this.ctx);
+      if (useFallback) result = this.runFallback();
       else result = handler!(this.ctx);
     } catch (err) {
       this.fail(err);
@@ -542,6 +551,17 @@ class Exchange {
         (err) => this.fail(err),
       );
     } else this.fail(new TypeError(`handler for ${this.method} ${this.path} returned ${typeof result}, not a Response`));
+  }
+
+  /** The pre-fallback first (if any), then, when it hands on (null), the fallback. */
+  runFallback(): Promise<Response> | Response {
+    const server = this.server;
+    const pre = server.preFallback;
+    if (pre === null) return server.fallback!(this.ctx.request, this.ctx);
+    const first = pre(this.ctx);
+    if (first === null) return server.fallback!(this.ctx.request, this.ctx);
+    if (first instanceof Response) return first;
+    return first.then((r) => r ?? server.fallback!(this.ctx.request, this.ctx));
   }
 
   fail(err: unknown): void {
@@ -1211,6 +1231,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     },
     serve(handed) {
       server.fallback = handed.fallback ?? null;
+      server.preFallback = handed.fallback ? (handed.preFallback ?? null) : null;
       server.router = handed.router;
     },
     get inFlight() {

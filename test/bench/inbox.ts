@@ -189,6 +189,7 @@ export async function main(): Promise<number> {
   const { startRoost } = await import('../../src/main.ts');
   const { createLocalAccount } = await import('../../src/services/accounts.ts');
   const { GENEROUS_RATE_LIMITS } = await import('../helpers/roost.ts');
+  const { inboxFastPath } = await import('../../src/federation/index.ts');
 
   const base = process.env.ROOST_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `roost_bench_inbox_${randomBytes(4).toString('hex')}`;
@@ -293,7 +294,9 @@ export async function main(): Promise<number> {
     );
     const ratio = acceptRate / verifyRate;
     console.log(`\naccepted/s / verify/s: ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'})`);
-    console.log(`warm-up answers ${JSON.stringify(warmed.statuses)}; requests reaching the remote servers during the load: ${fetchesDuring} (keys cached)\n`);
+    console.log(`warm-up answers ${JSON.stringify(warmed.statuses)}; requests reaching the remote servers during the load: ${fetchesDuring} (keys cached)`);
+    const fast = inboxFastPath(roost.federation)?.stats;
+    console.log(`inbox fast path (src/federation/inbox-fast.ts): ${fast ? `${fmtInt(fast.accepted)} taken, handed on to Fedify ${JSON.stringify(fast.fallbacks)}` : 'none'}\n`);
 
     // (c) 1,500 account Deletes from one origin.
     const o = origins[0]!;
