@@ -7,7 +7,7 @@
  * answered as Fedify answers it, nothing stored. The fast path's counters say which way each went.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settled, startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { settled, startTestRoost, eventually, watchStatements, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { AS_CONTEXT, startFakePeer, type FakePeer } from '../security/fake-peer.ts';
 import { inboxFastPath, type RoostFederation } from '../../src/federation/index.ts';
@@ -61,18 +61,14 @@ async function storedCount(uri: string): Promise<number> {
 
 /** The Fedify messages `fn` enqueues (one INSERT each: deliveries sent one at a time), with their ordering keys. */
 async function enqueuedMessages(fn: () => Promise<unknown>): Promise<{ message: Record<string, unknown>; orderingKey: unknown }[]> {
-  const sql = roost.services.db.sql;
-  const original = sql.query;
   const seen: { message: Record<string, unknown>; orderingKey: unknown }[] = [];
-  sql.query = ((text: string, params?: readonly unknown[]) => {
-    if (/INSERT INTO jobs/.test(text) && params?.[1] === 'fedify.message') seen.push({ message: JSON.parse(params[2] as string), orderingKey: params[6] });
-    return original.call(sql, text, params);
-  }) as typeof original;
-  try {
-    await fn();
-  } finally {
-    sql.query = original;
-  }
+  await watchStatements(
+    roost,
+    (text, params) => {
+      if (/INSERT INTO jobs/.test(text) && params?.[1] === 'fedify.message') seen.push({ message: JSON.parse(params[2] as string), orderingKey: params[6] });
+    },
+    fn,
+  );
   return seen;
 }
 

@@ -158,15 +158,31 @@ export async function capturedStatements(
   opts: { viewer?: boolean; jobWrites?: boolean } = {},
 ): Promise<string[]> {
   await settled(roost);
+  const seen: string[] = [];
+  await watchStatements(
+    roost,
+    (text) => {
+      // The token's viewer lookup is left out unless asked for (reads/viewer.ts caches it for 5 s of
+      // wall time: a slow `settled` above may let it lapse, and a page's cost is what it counts).
+      const viewerLookup = /^\s*select t\.id::text as t_id/.test(text);
+      const jobs = opts.jobWrites ? statementSource.getStore() === 'jobs' : /\b(from|into|update) jobs\b/i.test(text);
+      if (!jobs && (opts.viewer || !viewerLookup)) seen.push(text.replace(/\s+/g, ' ').trim().slice(0, width));
+    },
+    fn,
+  );
+  return seen;
+}
+
+/** Runs `fn` with `see` called on every statement (text, parameters) sent through the instance's plain-SQL client meanwhile. */
+export async function watchStatements(
+  roost: TestRoost,
+  see: (text: string, params?: readonly unknown[]) => void,
+  fn: () => Promise<unknown>,
+): Promise<void> {
   const sql = roost.services.db.sql;
   const original = sql.query;
-  const seen: string[] = [];
   sql.query = ((text: string, params?: readonly unknown[]) => {
-    // The token's viewer lookup is left out unless asked for (reads/viewer.ts caches it for 5 s of
-    // wall time: a slow `settled` above may let it lapse, and a page's cost is what it counts).
-    const viewerLookup = /^\s*select t\.id::text as t_id/.test(text);
-    const jobs = opts.jobWrites ? statementSource.getStore() === 'jobs' : /\b(from|into|update) jobs\b/i.test(text);
-    if (!jobs && (opts.viewer || !viewerLookup)) seen.push(text.replace(/\s+/g, ' ').trim().slice(0, width));
+    see(text, params);
     return original.call(sql, text, params);
   }) as typeof original;
   try {
@@ -174,5 +190,4 @@ export async function capturedStatements(
   } finally {
     sql.query = original;
   }
-  return seen;
 }
