@@ -203,6 +203,8 @@ export function createInboxFastPath(deps: InboxFastPathDeps): InboxFastPath {
     const dates = ctx.headerValues('date');
     if (dates.length !== 1) return fallback('date header');
     const date = Date.parse(dates[0]!.replace(HTTP_WS, ''));
+    // The wall clock, not services.clock, as Fedify's own check (Temporal.Now): senders sign with
+    // theirs, and a lab's jumped clock must not make every signature stale.
     if (!Number.isFinite(date) || Math.abs(date - Date.now()) > WINDOW_MS) return fallback('date');
 
     // Digest of the body as received.
