@@ -147,47 +147,42 @@ describe('a delivery signed with a key in memory', () => {
 });
 
 describe('what the fast path hands on to Fedify, answered as Fedify answers it', () => {
+  /** `send`'s delivery is handed on for `reason`, answered `status` by Fedify's path, and none of `uris` is stored. */
+  async function handedOn(reason: string, status: number, send: () => Promise<Response>, uris: string[]) {
+    const before = fallbacks(reason);
+    const res = await send();
+    expect(res.status).toBe(status);
+    expect(fallbacks(reason)).toBe(before + 1);
+    await settled(roost);
+    for (const uri of uris) expect(await storedCount(uri)).toBe(0);
+  }
+
   it('a bad signature (another key under the keyId): 401, nothing stored', async () => {
     const { uri, body } = create(peer);
-    const before = fallbacks('signature');
-    const res = await fetch(await other.signed(roost.at('/inbox'), body, { keyId: peer.keyId }));
-    expect(res.status).toBe(401);
-    expect(fallbacks('signature')).toBe(before + 1);
-    await settled(roost);
-    expect(await storedCount(uri)).toBe(0);
+    await handedOn('signature', 401, async () => fetch(await other.signed(roost.at('/inbox'), body, { keyId: peer.keyId })), [uri]);
   });
 
   it('a digest mismatch (the body changed after signing): 401, nothing stored', async () => {
     const signedFor = create(peer);
     const sent = create(peer);
     const request = await peer.signed(roost.at('/inbox'), signedFor.body);
-    const before = fallbacks('digest mismatch');
-    const res = await fetch(roost.at('/inbox'), { method: 'POST', headers: request.headers, body: JSON.stringify(sent.body) });
-    expect(res.status).toBe(401);
-    expect(fallbacks('digest mismatch')).toBe(before + 1);
-    await settled(roost);
-    expect(await storedCount(signedFor.uri)).toBe(0);
-    expect(await storedCount(sent.uri)).toBe(0);
+    await handedOn(
+      'digest mismatch',
+      401,
+      () => fetch(roost.at('/inbox'), { method: 'POST', headers: request.headers, body: JSON.stringify(sent.body) }),
+      [signedFor.uri, sent.uri],
+    );
   });
 
   it('an actor that is not the key’s owner: 401, nothing stored', async () => {
     const { uri, body } = create(other, {}, peer.actorId);
-    const before = fallbacks('actor is not the key owner');
-    const res = await other.deliver(roost.at('/inbox'), body);
-    expect(res.status).toBe(401);
-    expect(fallbacks('actor is not the key owner')).toBe(before + 1);
-    await settled(roost);
-    expect(await storedCount(uri)).toBe(0);
+    await handedOn('actor is not the key owner', 401, () => other.deliver(roost.at('/inbox'), body), [uri]);
   });
 
   it('a Date 13 hours old (outside the 12-hour window): 401, nothing stored', async () => {
     const { uri, body } = create(peer);
-    const before = fallbacks('date');
-    const res = await peer.deliver(roost.at('/inbox'), body, { headers: { date: new Date(Date.now() - 13 * 3600_000).toUTCString() } });
-    expect(res.status).toBe(401);
-    expect(fallbacks('date')).toBe(before + 1);
-    await settled(roost);
-    expect(await storedCount(uri)).toBe(0);
+    const date = new Date(Date.now() - 13 * 3600_000).toUTCString();
+    await handedOn('date', 401, () => peer.deliver(roost.at('/inbox'), body, { headers: { date } }), [uri]);
   });
 
   it('a server the domain policy suspends: 403, nothing stored', async () => {
@@ -196,12 +191,7 @@ describe('what the fast path hands on to Fedify, answered as Fedify answers it',
     expect(r.status).toBe(200);
     await settled(roost);
     const { uri, body } = create(blocked);
-    const before = fallbacks('domain policy');
-    const res = await blocked.deliver(roost.at('/inbox'), body);
-    expect(res.status).toBe(403);
-    expect(fallbacks('domain policy')).toBe(before + 1);
-    await settled(roost);
-    expect(await storedCount(uri)).toBe(0);
+    await handedOn('domain policy', 403, () => blocked.deliver(roost.at('/inbox'), body), [uri]);
   });
 
   it('a Linked Data signature or an object proof in the body: Fedify’s path decides', async () => {
