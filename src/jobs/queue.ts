@@ -472,6 +472,11 @@ export type JobOutcome = 'done' | 'retry' | 'dead' | 'lost';
 export interface WorkerOptions extends RunOptions {
   /** Safety-net polling interval; 1000 ms by default. */
   pollIntervalMs?: number;
+  /**
+   * Asked before each claim: how many jobs may run at once just now (at least 1), instead of the
+   * fixed `concurrency` (the Fedify queue runs fewer while a flood of deliveries is coming in).
+   */
+  concurrencyNow?: () => number;
   /** Wake-ups on commit of an enqueue (see notify.ts); without it the pool polls. */
   listener?: JobNotifyListener;
   /** Called after each job settles (metrics, tests). */
@@ -831,7 +836,7 @@ export function startWorkers(options: WorkerOptions): JobWorkers {
   const loop = async () => {
     let failures = 0;
     while (!stopping) {
-      const free = concurrency - active.size;
+      const free = (options.concurrencyNow ? Math.max(1, options.concurrencyNow()) : concurrency) - active.size;
       if (free <= 0) {
         await sleep(pollIntervalMs);
         // Woken by a slot freeing: let the rest of this turn's finished jobs free theirs too, so

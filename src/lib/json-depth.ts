@@ -6,6 +6,12 @@
 
 /** True when the text opens more than `max` arrays/objects inside one another. */
 export function jsonNestingExceeds(text: string, max: number): boolean {
+  // Fewer openers than the limit cannot nest past it: counted natively (indexOf), an activity's
+  // few braces cost next to nothing; only a document with many gets the scan below.
+  let openers = 0;
+  for (let i = text.indexOf('{'); i !== -1 && openers <= max; i = text.indexOf('{', i + 1)) openers++;
+  for (let i = text.indexOf('['); i !== -1 && openers <= max; i = text.indexOf('[', i + 1)) openers++;
+  if (openers <= max) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

@@ -4,6 +4,11 @@
  * batch, in the order they were made. `run` settles each call (resolve or reject); if it throws,
  * every call it left unsettled is rejected with that error. One statement per turn instead of one
  * per call: the job queue's completions, Fedify's KV reads and message-queue enqueues.
+ *
+ * With `maxInFlight`, at most that many batches run at once: calls made while they do wait and go
+ * together in the next batch as soon as one finishes (group commit). Under load the batches grow
+ * with the round trip instead of the statements multiplying; idle, a call still goes at the end
+ * of its turn.
  */
 export interface PerTurnCall<I, O> {
   item: I;
@@ -11,11 +16,26 @@ export interface PerTurnCall<I, O> {
   reject(error: unknown): void;
 }
 
-export function perTurn<I, O>(run: (batch: PerTurnCall<I, O>[]) => Promise<void>): (item: I) => Promise<O> {
+export interface PerTurnOptions {
+  maxInFlight?: number;
+}
+
+export function perTurn<I, O>(run: (batch: PerTurnCall<I, O>[]) => Promise<void>, options: PerTurnOptions = {}): (item: I) => Promise<O> {
+  const maxInFlight = options.maxInFlight ?? Infinity;
   let pending: PerTurnCall<I, O>[] | null = null;
+  let scheduled = false;
+  let inFlight = 0;
+  const schedule = () => {
+    if (scheduled || pending === null || inFlight >= maxInFlight) return;
+    scheduled = true;
+    setImmediate(() => void flush());
+  };
   const flush = async () => {
+    scheduled = false;
     const batch = pending ?? [];
     pending = null;
+    if (batch.length === 0) return;
+    inFlight++;
     const settled = new Set<PerTurnCall<I, O>>();
     const calls = batch.map((c) => ({
       item: c.item,
@@ -26,14 +46,14 @@ export function perTurn<I, O>(run: (batch: PerTurnCall<I, O>[]) => Promise<void>
       await run(calls);
     } catch (error) {
       for (const c of batch) if (!settled.has(c)) c.reject(error);
+    } finally {
+      inFlight--;
+      schedule();
     }
   };
   return (item) =>
     new Promise<O>((resolve, reject) => {
-      if (pending === null) {
-        pending = [];
-        setImmediate(() => void flush());
-      }
-      pending.push({ item, resolve, reject });
+      (pending ??= []).push({ item, resolve, reject });
+      schedule();
     });
 }

@@ -83,6 +83,70 @@ describe('PostgresMessageQueue', () => {
     expect(counted).toHaveLength(0);
   });
 
+  it('puts the enqueues made while one INSERT runs into the next one (group commit)', async () => {
+    const counted: string[] = [];
+    const slow = gate();
+    let first = true;
+    const countingSql: Sql = {
+      query: async (text, params) => {
+        counted.push(text);
+        if (first) {
+          first = false;
+          await slow.promise;
+        }
+        return sql.query(text, params);
+      },
+      transaction: (fn) => sql.transaction(fn),
+    };
+    const mq = new PostgresMessageQueue(countingSql, { name: 'grouped' });
+    const a = mq.enqueue({ n: 0 });
+    await sleep(5);
+    const rest: Promise<void>[] = [];
+    for (let n = 1; n <= 4; n++) {
+      rest.push(mq.enqueue({ n }));
+      await sleep(2); // separate turns
+    }
+    expect(counted).toHaveLength(1);
+    slow.open();
+    await Promise.all([a, ...rest]);
+    expect(counted).toHaveLength(2);
+    expect((await listJobs(sql, { queue: 'grouped' })).map((j) => j.payload)).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
+  });
+
+  it('handles one message at a time while inbox deliveries flood in, and `concurrency` at a time otherwise', async () => {
+    const measure = async (name: string, floodPerSecond: number | undefined) => {
+      const mq = new PostgresMessageQueue(sql, { name, pollIntervalMs: 20, concurrency: 4, floodPerSecond });
+      let running = 0;
+      let most = 0;
+      let handled = 0;
+      const controller = new AbortController();
+      const listening = mq.listen(
+        async () => {
+          running++;
+          most = Math.max(most, running);
+          await sleep(15);
+          running--;
+          handled++;
+        },
+        { signal: controller.signal },
+      );
+      // 60 inbox messages within a few milliseconds: 600+ a second.
+      await Promise.all(Array.from({ length: 60 }, (_, n) => mq.enqueue({ type: 'inbox', id: `m${n}`, activity: {} })));
+      await sleep(100);
+      const duringFlood = most;
+      await waitUntil(() => handled === 60, 20_000, 'all 60 handled');
+      controller.abort();
+      await listening;
+      return { duringFlood, most };
+    };
+    const flooded = await measure('flooded', 300);
+    expect(flooded.duringFlood).toBe(1);
+    // After the flood (nothing arriving for 200 ms) the rest go 4 at a time.
+    expect(flooded.most).toBe(4);
+    const never = await measure('never-flooded', 0);
+    expect(never.duringFlood).toBe(4);
+  });
+
   it('keeps queues of different names apart', async () => {
     const a = new PostgresMessageQueue(sql, { name: 'instance-a', pollIntervalMs: 50 });
     const b = new PostgresMessageQueue(sql, { name: 'instance-b', pollIntervalMs: 50 });

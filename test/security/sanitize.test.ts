@@ -56,6 +56,13 @@ describe('the inbox guard pieces', () => {
     expect(jsonNestingExceeds('[[[[]]]]', 3)).toBe(true);
     expect(jsonNestingExceeds('{"a":"[[[[[[\\"[[[["}', 1)).toBe(false);
     expect(jsonNestingExceeds('['.repeat(100_000), 64)).toBe(true);
+    // Many openers side by side are shallow (the count alone does not decide); nested past the
+    // limit after many shallow ones is deep; exactly at the limit is not past it.
+    expect(jsonNestingExceeds(`[${'{},'.repeat(200)}{}]`, 3)).toBe(false);
+    expect(jsonNestingExceeds(`[${'{},'.repeat(200)}[[[[]]]]]`, 3)).toBe(true);
+    expect(jsonNestingExceeds(`${'['.repeat(64)}${']'.repeat(64)}`, 64)).toBe(false);
+    expect(jsonNestingExceeds(`${'['.repeat(65)}${']'.repeat(65)}`, 64)).toBe(true);
+    expect(jsonNestingExceeds(`{"a":"${'{'.repeat(100)}"}`, 3)).toBe(false);
   });
   it('finds every context URL: top level, arrays, scoped contexts, @import', () => {
     const urls = remoteContextUrls({
