@@ -52,7 +52,7 @@ import { CryptographicKey } from '@fedify/vocab';
 import type { DocumentLoader } from '@fedify/vocab-runtime';
 import type { Services } from '../context.ts';
 import type { RequestContext } from '../http/index.ts';
-import { stringResponse } from '../http/index.ts';
+import { StringResponse } from '../http/index.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { MAX_INBOX_BYTES, remoteContextUrls } from './inbox-guard.ts';
 import { isPreloadedContext, peekMemoryKey } from './loaders.ts';
@@ -279,7 +279,8 @@ export function createInboxFastPath(deps: InboxFastPathDeps): InboxFastPath {
       traceContext: {},
     });
     stats.accepted++;
-    return stringResponse('Activity is enqueued.', { status: 202, headers: { 'content-type': TEXT_PLAIN } });
+    // (the fast path's response: no Headers object to fill and iterate)
+    return StringResponse.withType('Activity is enqueued.', TEXT_PLAIN, 202);
   }
 
   return {
