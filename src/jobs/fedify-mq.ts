@@ -91,7 +91,11 @@ export class PostgresMessageQueue implements MessageQueue {
   readonly #queue: string;
   readonly #clock: Clock;
   readonly #pools = new Set<JobWorkers>();
-  /** Inbox messages enqueued in the current 100 ms window (starting at #windowStart, performance.now()) and the one before. */
+  /**
+   * Inbox messages enqueued in the current 100 ms window (from `windowStart`) and in the one
+   * before. Timed with performance.now(), not the services' clock: a rate of arrivals is a fact
+   * about this process's load, and a lab's or a test's manual clock stands still.
+   */
   #intake = { windowStart: 0, now: 0, before: 0 };
 
   constructor(sql: Sql, options: PostgresMessageQueueOptions = {}) {
@@ -147,9 +151,9 @@ export class PostgresMessageQueue implements MessageQueue {
    * order they were made, so ordering keys keep it) with one NOTIFY: an inbox taking 32
    * deliveries at once makes one round trip for them, not 32. One INSERT at a time (group
    * commit): what arrives while it runs goes in the next, so under a flood of deliveries the
-   * batches grow instead of the statements (the inbox bench: 11 rows a statement instead of 4). Each promise settles when its
-   * batch is committed. If the batch fails (one message PostgreSQL refuses), its messages are
-   * enqueued again one by one, so only the bad one fails.
+   * batches grow instead of the statements (the inbox bench: 11 rows a statement instead of 4).
+   * Each promise settles when its batch is committed. If the batch fails (one message PostgreSQL
+   * refuses), its messages are enqueued again one by one, so only the bad one fails.
    */
   enqueue(message: any, options?: MessageQueueEnqueueOptions): Promise<void> {
     if (message?.type === 'inbox') this.#countIntake(1);
