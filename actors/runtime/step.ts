@@ -2,8 +2,9 @@
  * The actor runtime: pure functions that step a persisted machine snapshot with one event.
  *
  * No actor is started, no clock is read, nothing is executed. `step` restores the snapshot
- * with `machine.resolveState`, computes the transition with xstate's pure `transition()`,
- * and collects the domain events the machine `emit(...)`s. The caller (a service) writes the
+ * with `machine.resolveState`, computes the transition with the machine's own `transition` in an
+ * inert scope (what xstate's pure `transition()` does, with the scope made once per machine:
+ * see `inertScope`), and collects the domain events the machine `emit(...)`s. The caller (a service) writes the
  * returned snapshot, its version and the emitted events in one transaction, then the effects
  * layer acts on the events after commit.
  *
@@ -38,15 +39,15 @@
  * a context that is not plain JSON, or a machine that produces an action other than `emit`
  * (side effects do not belong in machines: see DESIGN principle 3).
  */
-import { initialTransition, transition } from 'xstate';
+import { createActor } from 'xstate';
 import type {
+  AnyActorScope,
   AnyMachineSnapshot,
   AnyStateMachine,
   ContextFrom,
   EmittedFrom,
   EventFromLogic,
   InputFrom,
-  SnapshotFrom,
   StateValue,
 } from 'xstate';
 
@@ -126,6 +127,39 @@ export class ImpureMachineError extends Error {
     super(message);
     this.name = 'ImpureMachineError';
   }
+}
+
+/**
+ * The inert actor scope of a machine, made once: xstate's pure `transition()` and
+ * `initialTransition()` build one per call with `createActor`, which computes the machine's
+ * initial snapshot eagerly — about 70 µs a step on a small machine, more than the step itself
+ * (measured with `npm run bench -- polls`, where a vote is one step). Sharing it is safe for what
+ * these machines may do: assign and emit (collectEmitted refuses every other action), so nothing
+ * registers in the scope's system or defers work; each call gets its own action collector.
+ */
+const inertScopes = new WeakMap<AnyStateMachine, AnyActorScope>();
+
+function inertScope(machine: AnyStateMachine, actions: ActionLike[]): AnyActorScope {
+  let base = inertScopes.get(machine);
+  if (!base) {
+    const self = createActor(machine);
+    const noop = () => {};
+    base = { self, id: '', sessionId: '', system: self.system, logger: noop, defer: noop, stopChild: noop, emit: noop, actionExecutor: noop } as AnyActorScope;
+    inertScopes.set(machine, base);
+  }
+  return { ...base, actionExecutor: (action: ActionLike) => void actions.push(action) } as AnyActorScope;
+}
+
+/** xstate's `initialTransition` in the machine's shared inert scope: the initial snapshot and the actions to execute. */
+function initialTransition(machine: AnyStateMachine, input: unknown): [AnyMachineSnapshot, ActionLike[]] {
+  const actions: ActionLike[] = [];
+  return [machine.getInitialSnapshot(inertScope(machine, actions), input), actions];
+}
+
+/** xstate's pure `transition` in the machine's shared inert scope: the next snapshot and the actions to execute. */
+function transition(machine: AnyStateMachine, snapshot: AnyMachineSnapshot, event: unknown): [AnyMachineSnapshot, ActionLike[]] {
+  const actions: ActionLike[] = [];
+  return [machine.transition(snapshot, event as never, inertScope(machine, actions)), actions];
 }
 
 /**
@@ -240,7 +274,7 @@ export function step<M extends AnyStateMachine>(
     };
   }
 
-  const [next, actions] = transition(machine, current as SnapshotFrom<M>, event);
+  const [next, actions] = transition(machine, current, event);
   assertHealthy(machine, next);
   const version = before.version + 1;
   const after = persist(next, version);

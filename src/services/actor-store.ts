@@ -193,20 +193,28 @@ function rowColumns<M extends AnyStateMachine, K, R extends object, X>(
   version: number,
   ctx: ProjectContext<K, X>,
   row: RawRow | null,
-): { names: string[]; values: unknown[]; cast: (column: string) => string } {
+): { names: string[]; values: unknown[]; cast: (column: string) => string; columns: Record<string, unknown>; machine: unknown } {
+  const machine = stampSnapshot(table.definition, snapshot);
   const columns: Record<string, unknown> = {
     ...(row ? {} : table.insert!(ctx)),
     ...table.project(snapshot, ctx),
-    machine: JSON.stringify(stampSnapshot(table.definition, snapshot)),
+    machine: JSON.stringify(machine),
     machine_version: version,
   };
   const names = Object.keys(columns);
   return {
+    columns,
+    machine,
     names,
     values: names.map((n) => columns[n]),
     cast: (n) => (n === 'machine' ? '::jsonb' : table.casts?.[n] ? `::${table.casts[n]}` : ''),
   };
 }
+
+/** A one-statement step's result: as stepActor's, without the row when accepted (it is not read back). */
+export type OneStatementStepResult<M extends AnyStateMachine, R> =
+  | Omit<Extract<StepActorResult<M, R>, { accepted: true }>, 'row'>
+  | Extract<StepActorResult<M, R>, { accepted: false }>;
 
 export interface OneStatementStepOptions {
   origin: Origin;
@@ -280,7 +288,7 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
   key: K,
   event: (row: RawRow) => EventFromLogic<M>,
   opts: OneStatementStepOptions,
-): Promise<StepActorResult<M, R> | null> {
+): Promise<OneStatementStepResult<M, R> | null> {
   if (table.projectElsewhere) return null;
   const sql = services.db.sql;
   const { where, params } = table.locate(key);
@@ -311,10 +319,10 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
     if (opts.needsTransaction?.(emitted)) return null;
     const now = services.clock.now();
     const ctx: ProjectContext<K, undefined> = { services, key, now, row, previous, event: ev, extra: undefined, id: String(row.id) };
-    const { names, values, cast } = rowColumns(table, r.snapshot, r.version, ctx, row);
+    const { names, values, cast, columns, machine } = rowColumns(table, r.snapshot, r.version, ctx, row);
     const update = `written as (
        update ${table.table} set ${names.map((n, i) => `${n} = $${i + 1}${cast(n)}`).join(', ')}
-        where id = $${names.length + 1} and machine_version = $${names.length + 2} returning *)`;
+        where id = $${names.length + 1} and machine_version = $${names.length + 2} returning id)`;
     const all: unknown[] = [...values, row.id, r.previousVersion];
     const ctes = [update];
     if (opts.alsoWrite) {
@@ -332,29 +340,21 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
     try {
       // A hot actor's statement has one text per shape (its table, the caller's extra write, the
       // number of events): named once per connection, then sent as its parameters only.
-      written = await sql.query<RawRow>(prepared(`with ${ctes.join(', ')} select written.*${o ? `, ${o.notify} as notified` : ''} from written`), all);
+      written = await sql.query<RawRow>(prepared(`with ${ctes.join(', ')} select written.id${o ? `, ${o.notify} as notified` : ''} from written`), all);
     } catch (e) {
       if ((e as { code?: string }).code === '23505') continue; // alsoWrite's key was taken meanwhile: read and step again
       throw e;
     }
     if (written.length === 0) continue; // lost the race: read the winner's row and step again
-    const { notified: _, ...stored2 } = written[0]!;
     if (guesses) {
+      // The row as written, without reading it back (parsing the returned row cost more than the
+      // step): the columns this step wrote over the row it stepped from, the snapshot as an object
+      // as PostgreSQL returns jsonb. Written columns keep the form they were sent in; a guess is
+      // read for its snapshot and version, which the next statement's version check guards.
       if (guesses.size >= ROW_GUESSES_MAX) guesses.clear();
-      guesses.set(guessKey, stored2);
+      guesses.set(guessKey, { ...row, ...columns, machine, machine_version: r.version });
     }
-    // The entity is made only if the caller reads it (a vote does not): mapping a row costs more than stepping it.
-    let entity: R | undefined;
-    return {
-      accepted: true,
-      get row() {
-        return (entity ??= services.db.em().map(table.entity, stored2 as never) as R);
-      },
-      snapshot: r.snapshot,
-      version: r.version,
-      previous,
-      emitted,
-    };
+    return { accepted: true, snapshot: r.snapshot, version: r.version, previous, emitted };
   }
   return null; // contended: the caller's transactional path waits for the lock instead
 }

@@ -181,7 +181,7 @@ export async function createPoll(services: Services, sql: Sql, poll: NewPoll, or
 
 // ── Votes ────────────────────────────────────────────────────────────────────────────────
 
-function refusal(r: StepActorResult<PollMachine, Poll>, vote: Extract<PollEvent, { type: 'poll.vote' }>): RoostError {
+function refusal(r: Pick<StepActorResult<PollMachine, Poll>, 'accepted' | 'snapshot'>, vote: Extract<PollEvent, { type: 'poll.vote' }>): RoostError {
   if (r.accepted) throw new Error('refusal of an accepted step');
   const why = pollVoteRefusal(pollState(r.snapshot as PollSnapshot) as PollState, r.snapshot.context, vote);
   return new RoostError(422, why?.error ?? 'Validation failed: The chosen vote option does not exist');
