@@ -46,6 +46,7 @@ function finish(): void {
 }
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+const READ_BUFFER = Buffer.alloc(256 * 1024);
 
 /** A masked client frame (RFC 6455 §5.3: a client masks every frame), payload ≤ 125 bytes. */
 function clientFrame(opcode: number, payload: Buffer): Buffer {
@@ -61,7 +62,10 @@ function clientFrame(opcode: number, payload: Buffer): Buffer {
 function rawClient(url: string, protocol: string | undefined): Promise<Client> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const sock = net.connect({ host: u.hostname, port: Number(u.port) });
+    // Read with `onread` into one buffer shared by every socket of the process (the callback is
+    // synchronous; what a read leaves unfinished is copied out): no stream machinery and no
+    // Buffer per read, which halved the clients' CPU per message on these two cores.
+    const sock = net.connect({ host: u.hostname, port: Number(u.port), onread: { buffer: READ_BUFFER, callback: (n: number) => (onData(READ_BUFFER.subarray(0, n)), true) } });
     sock.setNoDelay(true);
     const key = randomBytes(16).toString('base64');
     const accept = createHash('sha1').update(key + GUID).digest('base64');
@@ -73,8 +77,16 @@ function rawClient(url: string, protocol: string | undefined): Promise<Client> {
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${protocol ? `Sec-WebSocket-Protocol: ${protocol}\r\n` : ''}\r\n`,
     );
-    sock.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      try {
+        frames();
+      } finally {
+        // What is left points into the shared read buffer: copied before the next read.
+        if (buf.length > 0 && buf.buffer === READ_BUFFER.buffer) buf = Buffer.from(buf);
+      }
+    };
+    const frames = () => {
       if (!open) {
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) return;
@@ -114,7 +126,7 @@ function rawClient(url: string, protocol: string | undefined): Promise<Client> {
           if (fin) onMessage();
         }
       }
-    });
+    };
   });
 }
 
