@@ -7,6 +7,11 @@
 //   baseline   a server on the Node `ws` package (streaming-ws-server.ts, what Mastodon's streaming
 //              server uses) that sends a frame of the same size to every client on POST /broadcast:
 //              the fan-out alone.
+//   bare uWS   the same on bare uWebSockets.js (streaming-uws-server.ts: one C++ publish, no
+//              application code), printed as a reference: the transport's floor on this machine.
+//              Here on loopback a send costs the kernel more than either server's code (the sender
+//              runs the receiver's TCP path and wakes it), so bare uWS measured 0.79–1.00× the ws
+//              server's p99 (2026-11-27; two uWS threads: 0.90–0.92×), and Roost's p99 is read against it.
 // The clients live in BENCH_STREAM_CLIENT_PROCS (default 4) processes of their own (lib/ws-clients.ts;
 // fds are capped per process; one process reading 10,000 sockets would measure itself); they are
 // bare RFC 6455 clients on TCP sockets unless BENCH_STREAM_CLIENT=ws (the `ws` package's client,
@@ -120,6 +125,7 @@ export async function main(): Promise<number> {
   let roost: Result;
   let roostLog: Result;
   let baseline: Result;
+  let bare: Result;
   try {
     console.log(`streaming: ${CLIENTS} clients in ${PROCS} processes (${process.env.BENCH_STREAM_CLIENT === 'ws' ? "the ws package's client" : 'raw RFC 6455 clients on TCP sockets'}), ${ROUNDS} rounds`);
     const server = await startChildServer(path.join(dir, 'streaming-roost-server.ts'), { cpus: null, args: [tokenFile], timeoutMs: 120_000 });
@@ -143,31 +149,36 @@ export async function main(): Promise<number> {
     } finally {
       await server.stop();
     }
-    const ws = await startChildServer(path.join(dir, 'streaming-ws-server.ts'), { cpus: null });
-    try {
-      const frame = JSON.stringify({ stream: ['public'], event: 'update', payload: 'x'.repeat(Math.max(0, frameSize - 60)), bench: true });
-      baseline = (await measure(ws, `ws://127.0.0.1:${ws.port}/api/v1/streaming`, undefined, { broadcast: async () => {
-        const res = await fetch(`http://127.0.0.1:${ws.port}/broadcast`, { method: 'POST', body: frame });
-        if (res.status !== 202) throw new Error(`POST /broadcast → ${res.status}`);
-      } })).byTrigger.broadcast;
-    } finally {
-      await ws.stop();
-    }
+    // The same frame size from a server that only fans out (the ws baseline, then bare uWS).
+    const frame = JSON.stringify({ stream: ['public'], event: 'update', payload: 'x'.repeat(Math.max(0, frameSize - 60)), bench: true });
+    const fanOutOnly = async (script: string): Promise<Result> => {
+      const server = await startChildServer(path.join(dir, script), { cpus: null });
+      try {
+        return (await measure(server, `ws://127.0.0.1:${server.port}/api/v1/streaming`, undefined, { broadcast: async () => {
+          const res = await fetch(`http://127.0.0.1:${server.port}/broadcast`, { method: 'POST', body: frame });
+          if (res.status !== 202) throw new Error(`POST /broadcast → ${res.status}`);
+        } })).byTrigger.broadcast;
+      } finally {
+        await server.stop();
+      }
+    };
+    baseline = await fanOutOnly('streaming-ws-server.ts');
+    bare = await fanOutOnly('streaming-uws-server.ts');
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
   const f = (x: number) => `${x.toFixed(1)} ms`;
   console.log(
     table(
-      ['', 'Roost', 'ws server', 'ratio', 'goal'],
+      ['', 'Roost', 'ws server', 'ratio', 'goal', 'bare uWS', 'bare uWS / ws'],
       [
-        ['clients reached per round (event log → clients)', String(roostLog!.received), String(baseline.received), '', `${CLIENTS}`],
-        ['delivery p50 (event log → clients)', f(roostLog!.p50), f(baseline.p50), fmtRatio(roostLog!.p50 / baseline.p50), ''],
-        ['delivery p99 (event log → clients)', f(roostLog!.p99), f(baseline.p99), fmtRatio(roostLog!.p99 / baseline.p99), '≤ 0.5×'],
-        ['clients reached per round (REST POST → clients)', String(roost.received), String(baseline.received), '', `${CLIENTS}`],
-        ['delivery p50 (REST POST → clients, whole path)', f(roost.p50), f(baseline.p50), fmtRatio(roost.p50 / baseline.p50), ''],
-        ['delivery p99 (REST POST → clients, whole path)', f(roost.p99), f(baseline.p99), fmtRatio(roost.p99 / baseline.p99), ''],
-        ['memory per idle connection', `${roost.memPerConnKb.toFixed(2)} KB`, `${baseline.memPerConnKb.toFixed(2)} KB`, fmtRatio(roost.memPerConnKb / baseline.memPerConnKb), '≤ 0.35×'],
+        ['clients reached per round (event log → clients)', String(roostLog!.received), String(baseline.received), '', `${CLIENTS}`, String(bare!.received), ''],
+        ['delivery p50 (event log → clients)', f(roostLog!.p50), f(baseline.p50), fmtRatio(roostLog!.p50 / baseline.p50), '', f(bare!.p50), fmtRatio(bare!.p50 / baseline.p50)],
+        ['delivery p99 (event log → clients)', f(roostLog!.p99), f(baseline.p99), fmtRatio(roostLog!.p99 / baseline.p99), '≤ 0.5×', f(bare!.p99), fmtRatio(bare!.p99 / baseline.p99)],
+        ['clients reached per round (REST POST → clients)', String(roost.received), String(baseline.received), '', `${CLIENTS}`, '', ''],
+        ['delivery p50 (REST POST → clients, whole path)', f(roost.p50), f(baseline.p50), fmtRatio(roost.p50 / baseline.p50), '', '', ''],
+        ['delivery p99 (REST POST → clients, whole path)', f(roost.p99), f(baseline.p99), fmtRatio(roost.p99 / baseline.p99), '', '', ''],
+        ['memory per idle connection', `${roost.memPerConnKb.toFixed(2)} KB`, `${baseline.memPerConnKb.toFixed(2)} KB`, fmtRatio(roost.memPerConnKb / baseline.memPerConnKb), '≤ 0.35×', `${bare!.memPerConnKb.toFixed(2)} KB`, fmtRatio(bare!.memPerConnKb / baseline.memPerConnKb)],
       ],
     ),
   );
