@@ -77,9 +77,11 @@ export function outboxCtes(w: OutboxWrite, first: number, when: string): { ctes:
   const $ = (n: number) => `$${first + n - 1}`;
   // Payloads travel as one json array and are taken by element (never ->> on the payload:
   // PostgreSQL would de-escape it and fail on "\u0000", see jobs/queue.ts enqueueMany).
-  const payloads = `[${w.events.map((e) => JSON.stringify(e)).join(',')}]`;
+  // One event (most steps) is its own json value: no array to take apart.
+  const one = w.events.length === 1;
+  const payloads = one ? JSON.stringify(w.events[0]) : `[${w.events.map((e) => JSON.stringify(e)).join(',')}]`;
   const input = `outbox_input as (
-       select e.payload, e.n::int - 1 as seq from json_array_elements(${$(1)}::json) with ordinality as e(payload, n) where ${when}
+       ${one ? `select ${$(1)}::json as payload, 0 as seq where ${when}` : `select e.payload, e.n::int - 1 as seq from json_array_elements(${$(1)}::json) with ordinality as e(payload, n) where ${when}`}
      ), ev as (
        insert into outbox_events (actor_kind, actor_id, actor_version, seq, origin, type, payload, created_at)
        select ${$(2)}, ${$(3)}::bigint, ${$(4)}::int, seq, ${$(5)}, payload->>'type', payload, ${$(6)}::timestamptz from outbox_input order by seq
