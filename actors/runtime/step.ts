@@ -3,10 +3,10 @@
  *
  * No actor is started, no clock is read, nothing is executed. `step` restores the snapshot
  * with `machine.resolveState`, computes the transition with the machine's own `transition` in an
- * inert scope (what xstate's pure `transition()` does, with the scope made once per machine:
- * see `inertScope`), and collects the domain events the machine `emit(...)`s. The caller (a service) writes the
- * returned snapshot, its version and the emitted events in one transaction, then the effects
- * layer acts on the events after commit.
+ * inert scope (what xstate's pure `transition()` does, with the scope made once per machine: see
+ * `inertScope`), and collects the domain events the machine `emit(...)`s. The caller (a service)
+ * writes the returned snapshot, its version and the emitted events in one transaction, then the
+ * effects layer acts on the events after commit.
  *
  * Persisted form (stable and small, keys sorted recursively, JSON only):
  *
