@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createFederation, generateCryptoKeyPair, InProcessMessageQueue, MemoryKvStore, type Federation } from '@fedify/fedify';
+import { createFederation, InProcessMessageQueue, MemoryKvStore, type Federation } from '@fedify/fedify';
+import { rsaKeyPair } from './lib/keys.ts';
 import { Create, Note, Person, PUBLIC_COLLECTION, type Recipient } from '@fedify/vocab';
 import { loadConfig } from '../../config/index.ts';
 import { startRoost, type RunningRoost } from '../../src/main.ts';
@@ -156,11 +157,12 @@ let fedify: Federation<void> | undefined;
 const FEDIFY_ORIGIN = 'http://sender.bench.test';
 
 async function setupFedify(urls: string[]) {
+  // RSA-2048 as Roost's own keys (Fedify's generateCryptoKeyPair would make 4096-bit ones).
   const keys = {
-    shared: await generateCryptoKeyPair('RSASSA-PKCS1-v1_5'),
-    single: await generateCryptoKeyPair('RSASSA-PKCS1-v1_5'),
-    replier: await generateCryptoKeyPair('RSASSA-PKCS1-v1_5'),
-  } as Record<string, Awaited<ReturnType<typeof generateCryptoKeyPair>>>;
+    shared: await rsaKeyPair(),
+    single: await rsaKeyPair(),
+    replier: await rsaKeyPair(),
+  } as Record<string, Awaited<ReturnType<typeof rsaKeyPair>>>;
   const followers: Record<string, Recipient[]> = { shared: [], single: [], replier: [] };
   for (const kind of ['shared', 'single'] as const) {
     for (let g = 1; g <= FOLLOWERS; g++) followers[kind]!.push(follower(urls, kind, g));
