@@ -75,9 +75,9 @@ export function needsEventJob(event: OutboxEvent): boolean {
  */
 export function outboxCtes(w: OutboxWrite, first: number, when: string): { ctes: string; params: unknown[]; notify: string } {
   const $ = (n: number) => `$${first + n - 1}`;
-  // Payloads travel as one json array and are taken by element (never ->> on the payload:
-  // PostgreSQL would de-escape it and fail on "\u0000", see jobs/queue.ts enqueueMany).
-  // One event (most steps) is its own json value: no array to take apart.
+  // Payloads travel as json: one event (most steps) as its own value, several as one array taken
+  // by element; never ->> on a whole payload (PostgreSQL would de-escape it and fail on "\u0000",
+  // see jobs/queue.ts enqueueMany).
   const one = w.events.length === 1;
   const payloads = one ? JSON.stringify(w.events[0]) : `[${w.events.map((e) => JSON.stringify(e)).join(',')}]`;
   const input = `outbox_input as (

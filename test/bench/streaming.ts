@@ -10,10 +10,11 @@
 //   bare uWS   the same on bare uWebSockets.js (streaming-uws-server.ts: one C++ publish, no
 //              application code), printed as a reference: the transport's floor on this machine.
 //              Here on loopback a send costs the kernel more than either server's code (the sender
-//              runs the receiver's TCP path and wakes it), so bare uWS measured 0.79–1.00× the ws
+//              runs the receiver's TCP path and wakes it), so bare uWS measured 0.66–1.00× the ws
 //              server's p99 (2026-11-27; two uWS threads: 0.90–0.92×), and Roost's p99 is read against it.
 // The clients live in BENCH_STREAM_CLIENT_PROCS (default 4) processes of their own (lib/ws-clients.ts;
-// fds are capped per process; one process reading 10,000 sockets would measure itself); they are
+// one process reading 10,000 sockets would measure itself; the count moves every figure, so it is
+// printed and kept the same for every server of a run); they are
 // bare RFC 6455 clients on TCP sockets unless BENCH_STREAM_CLIENT=ws (the `ws` package's client,
 // whose per-message work on the same two cores weighed on both servers' figures alike). Roost is
 // measured twice: from the REST POST (whole path) and from a status event written to the event
