@@ -16,6 +16,9 @@
  *                    string rebuilt from the request, the body's SHA-256 digest checked, RSA
  *                    verify with the key already parsed), on one thread: Roost's JavaScript runs
  *                    on one thread too. Goal: (a) ≥ 0.5 × (b)
+ *   (d) floor       the same load, by the same sender, to bare uWebSockets.js in this process
+ *                    answering 202 with nothing else, then with (b)'s verification and nothing
+ *                    stored: what any server verifying on its thread can reach on this machine
  *   (c) Deletes      1,500 account Deletes (`Delete` of the actor itself) from one origin paced
  *                    over BENCH_INBOX_DELETE_SECONDS (default 60): the origin's known actors
  *                    delete themselves, then again (gone by then), the rest are actors Roost
@@ -198,6 +201,36 @@ function verifyCavage(r: RawRequest, keys: Map<string, KeyObject>): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+/**
+ * The floor any server on this machine stands on: bare uWebSockets.js in this process, on this
+ * thread, reading each POST's headers and body and answering 202 Accepted, with the same
+ * verification as (b) or none, and nothing else (no checks, no storage, no processing). Fed by
+ * the same sender as Roost.
+ */
+async function startFloor(verify: ((r: RawRequest) => boolean) | null): Promise<{ port: number; close(): void }> {
+  const { loadUws } = await import('../../src/http/uws.ts');
+  const uws = loadUws();
+  const app = uws.App();
+  app.post('/*', (res, req) => {
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => (headers[k] = v));
+    const path = req.getUrl();
+    const chunks: Buffer[] = [];
+    res.onAborted(() => {});
+    res.onData((chunk, last) => {
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (!last) return;
+      const ok = verify ? verify({ path, headers, body: Buffer.concat(chunks).toString('utf8') }) : true;
+      res.cork(() => res.writeStatus(ok ? '202 Accepted' : '401 Unauthorized').end());
+    });
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (listenSocket) => (listenSocket ? resolve(uws.us_socket_local_port(listenSocket)) : reject(new Error('floor: cannot listen')))),
+  );
+  return { port, close: () => app.close() };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 export async function main(): Promise<number> {
   const creates = Number(process.env.BENCH_INBOX_CREATES ?? 2000);
@@ -264,12 +297,28 @@ export async function main(): Promise<number> {
     const verifyRate = (load.length / verifyMs) * 1000;
 
     // Warm-up: every actor's first delivery (Roost fetches the actor and its key, once).
-    const send = (requests: RawRequest[], concurrency: number) =>
+    const send = (requests: RawRequest[], concurrency: number, port = roost.port) =>
       new Promise<{ ms: number; statuses: Record<string, number> }>((resolve, reject) => {
-        const w = new Worker(new URL(import.meta.url), { workerData: { port: roost.port, requests, concurrency } });
+        const w = new Worker(new URL(import.meta.url), { workerData: { port, requests, concurrency } });
         w.once('message', resolve);
         w.once('error', reject);
       });
+    // (d) the floor: the same load to bare uWebSockets.js, without and with the verification, while
+    // Roost is idle (before its warm-up: the Note processing after (a) would share this thread).
+    const floors: { label: string; rate: number; detail: string }[] = [];
+    for (const [label, verify] of [
+      ['bare uWebSockets.js answering 202, nothing else (the transport floor)', null],
+      ['bare uWebSockets.js + the verification of (b), then 202, nothing stored', (r: RawRequest) => verifyCavage(r, keys)],
+    ] as const) {
+      const floor = await startFloor(verify);
+      try {
+        const f = await send(load, 32, floor.port);
+        const ok = f.statuses['202'] ?? 0;
+        floors.push({ label, rate: (ok / f.ms) * 1000, detail: `${fmtInt(ok)} in ${f.ms.toFixed(0)} ms; answers ${JSON.stringify(f.statuses)}` });
+      } finally {
+        floor.close();
+      }
+    }
     const warmed = await send(warm, 4);
     const waitStored = async (n: number, timeoutMs: number) => {
       const deadline = performance.now() + timeoutMs;
@@ -311,12 +360,14 @@ export async function main(): Promise<number> {
             `${((cpu1.user + cpu1.system) / 1000 / load.length).toFixed(2)} ms (${((cpu1.user + cpu1.system) / 1000).toFixed(0)} ms CPU over ${result.ms.toFixed(0)} ms, Note processing meanwhile included)`,
           ],
           ['  SQL statements per POST: answering it / the queue workers meanwhile', '', `${(requestStmts / load.length).toFixed(2)} / ${(jobStmts / load.length).toFixed(2)}`],
+          ...floors.map((f) => [f.label, fmtInt(f.rate), `${fmtRatio(f.rate / verifyRate)} of (b); ${f.detail}`]),
           ['Notes stored (from the first POST to the last row)', fmtInt((Math.max(0, stored - actors.length) / storedMs) * 1000), `${fmtInt(stored - actors.length)} of ${fmtInt(creates)} in ${storedMs.toFixed(0)} ms`],
         ],
       ),
     );
     const ratio = acceptRate / verifyRate;
     console.log(`\naccepted/s / verify/s: ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'})`);
+    console.log(`the floor, bare uWebSockets.js verifying and storing nothing: ${fmtRatio(floors[1]!.rate / verifyRate)} of verify/s; Roost / that floor: ${fmtRatio(acceptRate / floors[1]!.rate)}`);
     console.log(`warm-up answers ${JSON.stringify(warmed.statuses)}; requests reaching the remote servers during the load: ${fetchesDuring} (keys cached)`);
     const fast = inboxFastPath(roost.federation)?.stats;
     console.log(`inbox fast path (src/federation/inbox-fast.ts): ${fast ? `${fmtInt(fast.accepted)} taken, handed on to Fedify ${JSON.stringify(fast.fallbacks)}` : 'none'}\n`);
