@@ -18,7 +18,10 @@
  *                    on one thread too. Goal: (a) ≥ 0.5 × (b)
  *   (d) floor       the same load, by the same sender, to bare uWebSockets.js in this process
  *                    answering 202 with nothing else, then with (b)'s verification and nothing
- *                    stored: what any server verifying on its thread can reach on this machine
+ *                    stored (on its thread, then on two worker threads fed one batch per
+ *                    event-loop turn), and on its thread with each turn's batch stored by one
+ *                    multi-row insert (group commit) before the 202s: what any server that
+ *                    verifies, and then one that also stores, can reach on this machine
  *   (c) Deletes      1,500 account Deletes (`Delete` of the actor itself) from one origin paced
  *                    over BENCH_INBOX_DELETE_SECONDS (default 60): the origin's known actors
  *                    delete themselves, then again (gone by then), the rest are actors Roost
@@ -201,13 +204,74 @@ function verifyCavage(r: RawRequest, keys: Map<string, KeyObject>): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+/** A verifying thread of the pooled floor: batches of requests in, one boolean per request out. */
+function verifyWorker(): void {
+  const keys = new Map(Object.entries((workerData as { keys: Record<string, string> }).keys).map(([id, pem]) => [id, createPublicKey(pem)]));
+  parentPort!.on('message', (batch: RawRequest[]) => parentPort!.postMessage(batch.map((r) => verifyCavage(r, keys))));
+}
+
+/**
+ * Verification off the server's thread, done well: each event-loop turn's requests go as one
+ * message to one of `threads` verifying threads (in turn), their answers come back as one.
+ */
+function verifyPool(threads: number, keys: Map<string, KeyObject>) {
+  const pems = Object.fromEntries([...keys].map(([id, k]) => [id, k.export({ type: 'spki', format: 'pem' }) as string]));
+  const workers = Array.from({ length: threads }, () => new Worker(new URL(import.meta.url), { workerData: { kind: 'verify', keys: pems } }));
+  const waiting = workers.map(() => [] as ((ok: boolean[]) => void)[]);
+  workers.forEach((w, i) => w.on('message', (ok: boolean[]) => waiting[i]!.shift()!(ok)));
+  let batch: { r: RawRequest; done: (ok: boolean) => void }[] = [];
+  let turn = 0;
+  const flush = () => {
+    const b = batch;
+    batch = [];
+    const i = turn++ % workers.length;
+    waiting[i]!.push((ok) => b.forEach((x, j) => x.done(ok[j]!)));
+    workers[i]!.postMessage(b.map((x) => x.r));
+  };
+  return {
+    verify(r: RawRequest, done: (ok: boolean) => void) {
+      if (batch.length === 0) setImmediate(flush);
+      batch.push({ r, done });
+    },
+    close: () => Promise.all(workers.map((w) => w.terminate())),
+  };
+}
+
+/**
+ * The least a durable intake adds: each event-loop turn's verified requests written to a table as
+ * one multi-row insert (one commit: group commit), answered when it has committed.
+ */
+async function groupCommitStore(connectionString: string) {
+  const pool = new pg.Pool({ connectionString, max: 4 });
+  await pool.query(`create table if not exists bench_floor_inbox (id bigserial primary key, body text not null)`);
+  let batch: { body: string; done: (ok: boolean) => void }[] = [];
+  const flush = () => {
+    const b = batch;
+    batch = [];
+    pool.query(`insert into bench_floor_inbox (body) select unnest($1::text[])`, [b.map((x) => x.body)]).then(
+      () => b.forEach((x) => x.done(true)),
+      () => b.forEach((x) => x.done(false)),
+    );
+  };
+  return {
+    store(body: string, done: (ok: boolean) => void) {
+      if (batch.length === 0) setImmediate(flush);
+      batch.push({ body, done });
+    },
+    close: () => pool.end(),
+  };
+}
+
 /**
  * The floor any server on this machine stands on: bare uWebSockets.js in this process, on this
  * thread, reading each POST's headers and body and answering 202 Accepted, with the same
  * verification as (b) or none, and nothing else (no checks, no storage, no processing). Fed by
  * the same sender as Roost.
  */
-async function startFloor(verify: ((r: RawRequest) => boolean) | null): Promise<{ port: number; close(): void }> {
+async function startFloor(
+  verify: ((r: RawRequest) => boolean) | { verify(r: RawRequest, done: (ok: boolean) => void): void } | null,
+  store?: { store(body: string, done: (ok: boolean) => void): void },
+): Promise<{ port: number; close(): void }> {
   const { loadUws } = await import('../../src/http/uws.ts');
   const uws = loadUws();
   const app = uws.App();
@@ -216,12 +280,20 @@ async function startFloor(verify: ((r: RawRequest) => boolean) | null): Promise<
     req.forEach((k, v) => (headers[k] = v));
     const path = req.getUrl();
     const chunks: Buffer[] = [];
-    res.onAborted(() => {});
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    const answer = (ok: boolean) => aborted || res.cork(() => res.writeStatus(ok ? '202 Accepted' : '401 Unauthorized').end());
     res.onData((chunk, last) => {
       chunks.push(Buffer.from(chunk.slice(0)));
       if (!last) return;
-      const ok = verify ? verify({ path, headers, body: Buffer.concat(chunks).toString('utf8') }) : true;
-      res.cork(() => res.writeStatus(ok ? '202 Accepted' : '401 Unauthorized').end());
+      const r = { path, headers, body: Buffer.concat(chunks).toString('utf8') };
+      if (verify === null) answer(true);
+      else if (typeof verify === 'function') {
+        if (!verify(r)) answer(false);
+        else if (store) store.store(r.body, answer);
+        else answer(true);
+      }
+      else verify.verify(r, answer);
     });
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -309,14 +381,20 @@ export async function main(): Promise<number> {
     for (const [label, verify] of [
       ['bare uWebSockets.js answering 202, nothing else (the transport floor)', null],
       ['bare uWebSockets.js + the verification of (b), then 202, nothing stored', (r: RawRequest) => verifyCavage(r, keys)],
+      ['the same, verifying on 2 worker threads (one batch per turn)', 'pool'],
+      ['bare uWebSockets.js + the verification on its thread + one group-committed insert per turn', 'durable'],
     ] as const) {
-      const floor = await startFloor(verify);
+      const pool = verify === 'pool' ? verifyPool(2, keys) : null;
+      const store = verify === 'durable' ? await groupCommitStore(url.toString()) : undefined;
+      const floor = await startFloor(pool ?? (verify === 'pool' ? null : verify === 'durable' ? (r: RawRequest) => verifyCavage(r, keys) : verify), store);
       try {
         const f = await send(load, 32, floor.port);
         const ok = f.statuses['202'] ?? 0;
         floors.push({ label, rate: (ok / f.ms) * 1000, detail: `${fmtInt(ok)} in ${f.ms.toFixed(0)} ms; answers ${JSON.stringify(f.statuses)}` });
       } finally {
         floor.close();
+        await pool?.close();
+        await store?.close();
       }
     }
     const warmed = await send(warm, 4);
@@ -367,7 +445,11 @@ export async function main(): Promise<number> {
     );
     const ratio = acceptRate / verifyRate;
     console.log(`\naccepted/s / verify/s: ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'})`);
-    console.log(`the floor, bare uWebSockets.js verifying and storing nothing: ${fmtRatio(floors[1]!.rate / verifyRate)} of verify/s; Roost / that floor: ${fmtRatio(acceptRate / floors[1]!.rate)}`);
+    console.log(
+      `the floor, bare uWebSockets.js verifying and storing nothing: ${fmtRatio(floors[1]!.rate / verifyRate)} of verify/s on its thread, ` +
+        `${fmtRatio(floors[2]!.rate / verifyRate)} verifying on 2 threads, ${fmtRatio(floors[3]!.rate / verifyRate)} storing each turn's batch durably; ` +
+        `Roost / the better of the first two: ${fmtRatio(acceptRate / Math.max(floors[1]!.rate, floors[2]!.rate))}`,
+    );
     console.log(`warm-up answers ${JSON.stringify(warmed.statuses)}; requests reaching the remote servers during the load: ${fetchesDuring} (keys cached)`);
     const fast = inboxFastPath(roost.federation)?.stats;
     console.log(`inbox fast path (src/federation/inbox-fast.ts): ${fast ? `${fmtInt(fast.accepted)} taken, handed on to Fedify ${JSON.stringify(fast.fallbacks)}` : 'none'}\n`);
@@ -471,4 +553,7 @@ export async function main(): Promise<number> {
   }
 }
 
-if (!isMainThread) await loadWorker();
+if (!isMainThread) {
+  if ((workerData as { kind?: string }).kind === 'verify') verifyWorker();
+  else await loadWorker();
+}
