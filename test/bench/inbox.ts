@@ -265,13 +265,13 @@ async function groupCommitStore(connectionString: string) {
 /**
  * The floor any server on this machine stands on: bare uWebSockets.js in this process, on this
  * thread, reading each POST's headers and body and answering 202 Accepted, with the same
- * verification as (b) or none, and nothing else (no checks, no storage, no processing). Fed by
- * the same sender as Roost.
+ * verification as (b) or none, then storing it or not, and nothing else (no other checks, no
+ * processing). Fed by the same sender as Roost.
  */
-async function startFloor(
-  verify: ((r: RawRequest) => boolean) | { verify(r: RawRequest, done: (ok: boolean) => void): void } | null,
-  store?: { store(body: string, done: (ok: boolean) => void): void },
-): Promise<{ port: number; close(): void }> {
+type FloorVerify = { verify(r: RawRequest, done: (ok: boolean) => void): void } | null;
+type FloorStore = { store(body: string, done: (ok: boolean) => void): void };
+
+async function startFloor(verify: FloorVerify, store?: FloorStore): Promise<{ port: number; close(): void }> {
   const { loadUws } = await import('../../src/http/uws.ts');
   const uws = loadUws();
   const app = uws.App();
@@ -287,13 +287,8 @@ async function startFloor(
       chunks.push(Buffer.from(chunk.slice(0)));
       if (!last) return;
       const r = { path, headers, body: Buffer.concat(chunks).toString('utf8') };
-      if (verify === null) answer(true);
-      else if (typeof verify === 'function') {
-        if (!verify(r)) answer(false);
-        else if (store) store.store(r.body, answer);
-        else answer(true);
-      }
-      else verify.verify(r, answer);
+      if (verify === null) return answer(true);
+      verify.verify(r, (ok) => (ok && store ? store.store(r.body, answer) : answer(ok)));
     });
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -375,26 +370,33 @@ export async function main(): Promise<number> {
         w.once('message', resolve);
         w.once('error', reject);
       });
-    // (d) the floor: the same load to bare uWebSockets.js, without and with the verification, while
-    // Roost is idle (before its warm-up: the Note processing after (a) would share this thread).
+    // (d) the floors: the same load to bare uWebSockets.js, while Roost is idle (before its warm-up:
+    // the Note processing after (a) would share this thread).
+    type Floor = { verify: FloorVerify; store?: FloorStore; close?: () => Promise<unknown> };
+    const onThread: FloorVerify = { verify: (r, done) => done(verifyCavage(r, keys)) };
+    const floorKinds: [string, () => Promise<Floor>][] = [
+      ['bare uWebSockets.js answering 202, nothing else (the transport floor)', async () => ({ verify: null })],
+      ['bare uWebSockets.js + the verification of (b), then 202, nothing stored', async () => ({ verify: onThread })],
+      ['the same, verifying on 2 worker threads (one batch per turn)', async () => {
+        const pool = verifyPool(2, keys);
+        return { verify: pool, close: pool.close };
+      }],
+      ['bare uWebSockets.js + the verification on its thread + one group-committed insert per turn', async () => {
+        const store = await groupCommitStore(url.toString());
+        return { verify: onThread, store, close: store.close };
+      }],
+    ];
     const floors: { label: string; rate: number; detail: string }[] = [];
-    for (const [label, verify] of [
-      ['bare uWebSockets.js answering 202, nothing else (the transport floor)', null],
-      ['bare uWebSockets.js + the verification of (b), then 202, nothing stored', (r: RawRequest) => verifyCavage(r, keys)],
-      ['the same, verifying on 2 worker threads (one batch per turn)', 'pool'],
-      ['bare uWebSockets.js + the verification on its thread + one group-committed insert per turn', 'durable'],
-    ] as const) {
-      const pool = verify === 'pool' ? verifyPool(2, keys) : null;
-      const store = verify === 'durable' ? await groupCommitStore(url.toString()) : undefined;
-      const floor = await startFloor(pool ?? (verify === 'pool' ? null : verify === 'durable' ? (r: RawRequest) => verifyCavage(r, keys) : verify), store);
+    for (const [label, make] of floorKinds) {
+      const kind = await make();
+      const floor = await startFloor(kind.verify, kind.store);
       try {
         const f = await send(load, 32, floor.port);
         const ok = f.statuses['202'] ?? 0;
         floors.push({ label, rate: (ok / f.ms) * 1000, detail: `${fmtInt(ok)} in ${f.ms.toFixed(0)} ms; answers ${JSON.stringify(f.statuses)}` });
       } finally {
         floor.close();
-        await pool?.close();
-        await store?.close();
+        await kind.close?.();
       }
     }
     const warmed = await send(warm, 4);
