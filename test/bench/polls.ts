@@ -93,7 +93,8 @@ export async function main(): Promise<number> {
       id bigint primary key, poll_id bigint not null, voter text not null, account_id bigint, choices integer[] not null,
       created_at timestamptz not null, updated_at timestamptz not null, unique (poll_id, voter))`);
 
-    // The timers due on the simulated clock, run as the job worker would (only this poll's).
+    // The timers due on the simulated clock, run as the job worker would (both polls'; the
+    // measured poll's are counted).
     let timersRun = 0;
     const runDueTimers = async () => {
       const due = await sql.query<{ id: string; payload: TimerEvent }>(
@@ -101,8 +102,9 @@ export async function main(): Promise<number> {
         [clock.now()],
       );
       for (const job of due) {
-        await handleTimer(services, typeof job.payload === 'string' ? JSON.parse(job.payload) : job.payload);
-        timersRun++;
+        const timer = (typeof job.payload === 'string' ? JSON.parse(job.payload) : job.payload) as TimerEvent;
+        await handleTimer(services, timer);
+        if ((timer as { pollId?: string }).pollId === pollId) timersRun++;
       }
     };
 
