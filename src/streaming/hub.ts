@@ -126,8 +126,15 @@ export class StreamingHub {
   readonly clients = new Set<StreamClient>();
   /** Clients replaying missed events (their live frames wait in `pending`). */
   readonly replaying = new Set<StreamClient>();
-  /** Highest id whose delivery has begun (subscribers collected). */
-  started = '0';
+  /**
+   * Every row up to this id has been delivered (its frames sent or queued), or is a hole not yet
+   * seen. A resuming client replays up to here: a row whose delivery is still under way reaches it
+   * live, since it subscribed before resuming (taking the row's id when its delivery began sent
+   * that row twice to a client whose short replay ended before that delivery did).
+   */
+  delivered = '0';
+  /** The row being delivered now, if any. */
+  delivering: string | null = null;
   cursor = '0';
   holes = new Map<string, number>();
   pumping = false;
@@ -150,7 +157,7 @@ export class StreamingHub {
   }
 
   async start(): Promise<void> {
-    this.cursor = this.started = await lastStreamingEventId(this.services.db.sql);
+    this.cursor = this.delivered = await lastStreamingEventId(this.services.db.sql);
     if (this.listener) this.unlisten = await this.listener.subscribe(STREAMING_CHANNEL, () => this.wake());
   }
 
@@ -199,9 +206,14 @@ export class StreamingHub {
           for (let h = BigInt(this.cursor) + 1n; h < id && this.holes.size < 1000; h++) this.holes.set(h.toString(), now);
           this.cursor = row.id;
         }
-        if (id > BigInt(this.started)) this.started = row.id;
         if (row.event === 'filters_changed') for (const key of row.streams) if (key.startsWith('user:')) forgetFilterSet(this.services, key.slice(5));
-        await this.deliver(row);
+        this.delivering = row.id;
+        try {
+          await this.deliver(row);
+        } finally {
+          this.delivering = null;
+        }
+        if (id > BigInt(this.delivered)) this.delivered = row.id;
       }
       if (this.holes.size > 0 && !this.holeTimer) {
         this.holeTimer = setTimeout(() => {
@@ -343,7 +355,7 @@ export class StreamingHub {
       this.refresh = lastStreamingEventId(this.services.db.sql).then(
         (id) => {
           if (BigInt(id) > BigInt(this.cursor)) {
-            this.cursor = this.started = id;
+            this.cursor = this.delivered = id;
             this.holes.clear();
           }
           this.refresh = null;
@@ -422,8 +434,12 @@ export class StreamingHub {
     const replayed = new Set<string>();
     try {
       if (this.refresh) await this.refresh;
-      const until = this.started;
-      const rows = await readMissedEvents(this.services, lastId, until, [...client.subs.keys()]);
+      // Up to what has been delivered, less the rows that will still come live: the holes (a late
+      // commit is delivered when it shows) and the row on its way now.
+      const until = this.delivered;
+      const live = [...this.holes.keys()];
+      if (this.delivering !== null) live.push(this.delivering);
+      const rows = await readMissedEvents(this.services, lastId, until, [...client.subs.keys()], live);
       for (const row of rows) {
         if (client.closed) return;
         await this.replay(row, client);

@@ -95,10 +95,8 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
           });
           if (first instanceof StreamError) sendError(peer, first);
           else if (first) hub.subscribe(client, first);
-          if (resumeFrom) {
-            const c = client;
-            chain = chain.then(() => hub.resume(c, resumeFrom)).catch((err) => services.log.error({ err }, 'stream resume failed'));
-          }
+          // Begun at once, in the same turn as the subscription: live events from here on wait for the replay.
+          if (resumeFrom) chain = hub.resume(client, resumeFrom).catch((err) => services.log.error({ err }, 'stream resume failed'));
         },
         message(peer, data) {
           const c = client;

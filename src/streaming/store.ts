@@ -90,14 +90,23 @@ export async function lastStreamingEventId(sql: Sql): Promise<string> {
   return row?.id ?? '0';
 }
 
-/** What a reconnecting client missed: rows after `afterId`, up to `untilId`, on any of `streams`, within the resume window. */
-export async function readMissedEvents(services: Services, afterId: string, untilId: string, streams: readonly string[]): Promise<StreamingEventRow[]> {
+/**
+ * What a reconnecting client missed: rows after `afterId`, up to `untilId`, on any of `streams`,
+ * within the resume window, but for the ids in `except` (those the hub is still to deliver live).
+ */
+export async function readMissedEvents(
+  services: Services,
+  afterId: string,
+  untilId: string,
+  streams: readonly string[],
+  except: readonly string[] = [],
+): Promise<StreamingEventRow[]> {
   const since = new Date(services.clock.now().getTime() - RESUME_WINDOW_MS);
   const rows = await services.db.sql.query<Record<string, unknown>>(
     `select ${COLUMNS} from streaming_events
-      where id > $1::bigint and id <= $2::bigint and streams && $3::text[] and created_at >= $4
+      where id > $1::bigint and id <= $2::bigint and streams && $3::text[] and created_at >= $4 and id <> all($5::bigint[])
       ${IN_ID_ORDER} limit ${RESUME_MAX_EVENTS}`,
-    [afterId, untilId, streams, since],
+    [afterId, untilId, streams, since, except],
   );
   return rows.map(toRow);
 }

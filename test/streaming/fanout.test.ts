@@ -12,6 +12,7 @@ import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { SseClient, WsClient, sleep, type Frame } from './client.ts';
 import { STREAMING_CHANNEL } from '../../src/streaming/store.ts';
+import { streamingHubOf } from '../../src/streaming/hub.ts';
 
 let roost: TestRoost;
 const u: Record<string, TestUser> = {};
@@ -187,5 +188,46 @@ describe('fan-out of a status event on a shared stream', () => {
     closeAll(s);
     erin.close();
     dave.close();
+  });
+
+  it('a socket that resumes while an event is on its way gets it once, live, even when its replay ends first', async () => {
+    const s = await openAll({ bob: 2 });
+    const calm = await payloadOf(await post(u.bob, 'calm on the way'));
+    const [{ last }] = await roost.services.db.sql.query<{ last: string }>(`select max(id)::text as last from streaming_events`);
+    // The hub's screening of the next event (the block/mute query) waits until released, so its
+    // delivery is under way while erin connects, resumes and finishes her (empty) replay. The real
+    // hub, database and sockets; only the moment is held.
+    const hub = streamingHubOf(roost.services)!;
+    const screen = hub.screen.bind(hub);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let holding = true;
+    hub.screen = async (row, groups) => {
+      if (holding && BigInt(row.id) > BigInt(last)) {
+        holding = false;
+        await held;
+      }
+      return screen(row, groups);
+    };
+    try {
+      const [onTheWay] = await writeTogether([{ payload: calm, authorId: u.bob.account.id }]);
+      for (let i = 0; i < 100 && holding; i++) await sleep(10);
+      expect(holding).toBe(false); // its delivery has begun
+      const erin = await WsClient.open(roost, `?access_token=${u.erin.token}&stream=public&last_event_id=${last}`);
+      await sleep(300); // her replay has ended
+      release();
+      await erin.waitFor((f) => f.id === onTheWay);
+      for (const c of s.bob) await c.waitFor((f) => f.id === onTheWay);
+      const [after] = await writeTogether([{ payload: calm, authorId: u.bob.account.id }]);
+      await erin.waitFor((f) => f.id === after);
+      await sleep(200);
+      expect(erin.frames.map((f) => f.id)).toEqual([onTheWay, after]);
+      for (const c of s.bob) expect(c.frames.filter((f) => f.id === onTheWay || f.id === after).map((f) => f.id)).toEqual([onTheWay, after]);
+      erin.close();
+    } finally {
+      hub.screen = screen;
+      release();
+      closeAll(s);
+    }
   });
 });
