@@ -20,8 +20,9 @@
  *                    answering 202 with nothing else, then with (b)'s verification and nothing
  *                    stored (on its thread, then on two worker threads fed one batch per
  *                    event-loop turn), and on its thread with each turn's batch stored by one
- *                    multi-row insert (group commit) before the 202s: what any server that
- *                    verifies, and then one that also stores, can reach on this machine
+ *                    multi-row insert (group commit) before the 202s, or appended to a local
+ *                    file with one fdatasync per batch: what any server that verifies, and then
+ *                    one that also keeps what it accepts, can reach on this machine
  *   (c) Deletes      1,500 account Deletes (`Delete` of the actor itself) from one origin paced
  *                    over BENCH_INBOX_DELETE_SECONDS (default 60): the origin's known actors
  *                    delete themselves, then again (gone by then), the rest are actors Roost
@@ -34,6 +35,7 @@
 import { randomBytes, createHash, createPublicKey, verify as rsaVerify, type KeyObject, type webcrypto } from 'node:crypto';
 type CryptoKey = webcrypto.CryptoKey;
 import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -263,6 +265,39 @@ async function groupCommitStore(connectionString: string) {
 }
 
 /**
+ * A durable intake without a database: verified requests appended to a local file, one write and
+ * one fdatasync per batch, answered after it; requests arriving meanwhile form the next batch.
+ */
+async function appendLogStore(file: string) {
+  const fh = await open(file, 'a');
+  let batch: { body: string; done: (ok: boolean) => void }[] = [];
+  let flushing = false;
+  const flush = async () => {
+    if (flushing) return;
+    flushing = true;
+    while (batch.length > 0) {
+      const b = batch;
+      batch = [];
+      try {
+        await fh.write(b.map((x) => `${x.body}\n`).join(''));
+        await fh.datasync();
+        b.forEach((x) => x.done(true));
+      } catch {
+        b.forEach((x) => x.done(false));
+      }
+    }
+    flushing = false;
+  };
+  return {
+    store(body: string, done: (ok: boolean) => void) {
+      if (batch.length === 0 && !flushing) setImmediate(flush);
+      batch.push({ body, done });
+    },
+    close: () => fh.close(),
+  };
+}
+
+/**
  * The floor any server on this machine stands on: bare uWebSockets.js in this process, on this
  * thread, reading each POST's headers and body and answering 202 Accepted, with the same
  * verification as (b) or none, then storing it or not, and nothing else (no other checks, no
@@ -385,6 +420,10 @@ export async function main(): Promise<number> {
         const store = await groupCommitStore(url.toString());
         return { verify: onThread, store, close: store.close };
       }],
+      ['the same, each batch appended to a local file and fdatasync\'d instead', async () => {
+        const store = await appendLogStore(path.join(dataDir, 'floor-inbox.log'));
+        return { verify: onThread, store, close: store.close };
+      }],
     ];
     const floors: { label: string; rate: number; detail: string }[] = [];
     for (const [label, make] of floorKinds) {
@@ -449,7 +488,8 @@ export async function main(): Promise<number> {
     console.log(`\naccepted/s / verify/s: ${fmtRatio(ratio)} (goal >= 0.50x: ${ratio >= 0.5 ? 'met' : 'MISSED'})`);
     console.log(
       `the floor, bare uWebSockets.js verifying and storing nothing: ${fmtRatio(floors[1]!.rate / verifyRate)} of verify/s on its thread, ` +
-        `${fmtRatio(floors[2]!.rate / verifyRate)} verifying on 2 threads, ${fmtRatio(floors[3]!.rate / verifyRate)} storing each turn's batch durably; ` +
+        `${fmtRatio(floors[2]!.rate / verifyRate)} verifying on 2 threads; storing each batch durably ${fmtRatio(floors[3]!.rate / verifyRate)} (PostgreSQL), ` +
+        `${fmtRatio(floors[4]!.rate / verifyRate)} (a local file); ` +
         `Roost / the better of the first two: ${fmtRatio(acceptRate / Math.max(floors[1]!.rate, floors[2]!.rate))}`,
     );
     console.log(`warm-up answers ${JSON.stringify(warmed.statuses)}; requests reaching the remote servers during the load: ${fetchesDuring} (keys cached)`);
