@@ -128,9 +128,8 @@ export class StreamingHub {
   readonly replaying = new Set<StreamClient>();
   /**
    * Every row up to this id has been delivered (its frames sent or queued), or is a hole not yet
-   * seen. A resuming client replays up to here: a row whose delivery is still under way reaches it
-   * live, since it subscribed before resuming (taking the row's id when its delivery began sent
-   * that row twice to a client whose short replay ended before that delivery did).
+   * seen. A resuming client replays up to here and no further: a row still on its way reaches it
+   * live (it subscribed before resuming), so replaying that row too would send it twice.
    */
   delivered = '0';
   /** The row being delivered now, if any. */

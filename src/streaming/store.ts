@@ -99,7 +99,7 @@ export async function readMissedEvents(
   afterId: string,
   untilId: string,
   streams: readonly string[],
-  except: readonly string[] = [],
+  except: readonly string[],
 ): Promise<StreamingEventRow[]> {
   const since = new Date(services.clock.now().getTime() - RESUME_WINDOW_MS);
   const rows = await services.db.sql.query<Record<string, unknown>>(

@@ -19,10 +19,11 @@
  *   (d) floor       the same load, by the same sender, to bare uWebSockets.js in this process
  *                    answering 202 with nothing else, then with (b)'s verification and nothing
  *                    stored (on its thread, then on two worker threads fed one batch per
- *                    event-loop turn), and on its thread with each turn's batch stored by one
- *                    multi-row insert (group commit) before the 202s, or appended to a local
- *                    file with one fdatasync per batch: what any server that verifies, and then
- *                    one that also keeps what it accepts, can reach on this machine
+ *                    event-loop turn), and on its thread with the verified requests stored in
+ *                    batches before their 202s (batched as Roost's queue batches its enqueues:
+ *                    group commit), by one multi-row insert or by one append to a local file and
+ *                    one fdatasync: what any server that verifies, and then one that also keeps
+ *                    what it accepts, can reach on this machine
  *   (c) Deletes      1,500 account Deletes (`Delete` of the actor itself) from one origin paced
  *                    over BENCH_INBOX_DELETE_SECONDS (default 60): the origin's known actors
  *                    delete themselves, then again (gone by then), the rest are actors Roost
@@ -49,6 +50,7 @@ import { signRequest } from '@fedify/fedify';
 import { BENCH_RSA_BITS, rsaKeyPair } from './lib/keys.ts';
 import { exportSpki } from '@fedify/vocab-runtime';
 import { fmtInt, fmtRatio, table } from './lib/report.ts';
+import { perTurn } from '../../src/lib/per-turn.ts';
 
 interface RawRequest {
   path: string;
@@ -221,80 +223,52 @@ function verifyPool(threads: number, keys: Map<string, KeyObject>) {
   const workers = Array.from({ length: threads }, () => new Worker(new URL(import.meta.url), { workerData: { kind: 'verify', keys: pems } }));
   const waiting = workers.map(() => [] as ((ok: boolean[]) => void)[]);
   workers.forEach((w, i) => w.on('message', (ok: boolean[]) => waiting[i]!.shift()!(ok)));
-  let batch: { r: RawRequest; done: (ok: boolean) => void }[] = [];
   let turn = 0;
-  const flush = () => {
-    const b = batch;
-    batch = [];
+  const verify = perTurn<RawRequest, boolean>(async (batch) => {
     const i = turn++ % workers.length;
-    waiting[i]!.push((ok) => b.forEach((x, j) => x.done(ok[j]!)));
-    workers[i]!.postMessage(b.map((x) => x.r));
-  };
+    const ok = await new Promise<boolean[]>((resolve) => {
+      waiting[i]!.push(resolve);
+      workers[i]!.postMessage(batch.map((c) => c.item));
+    });
+    batch.forEach((c, j) => c.resolve(ok[j]!));
+  });
   return {
-    verify(r: RawRequest, done: (ok: boolean) => void) {
-      if (batch.length === 0) setImmediate(flush);
-      batch.push({ r, done });
-    },
+    verify: (r: RawRequest, done: (ok: boolean) => void) => void verify(r).then(done),
     close: () => Promise.all(workers.map((w) => w.terminate())),
   };
 }
 
 /**
- * The least a durable intake adds: each event-loop turn's verified requests written to a table as
- * one multi-row insert (one commit: group commit), answered when it has committed.
+ * The least a durable intake adds: verified requests written in batches, answered once their batch
+ * is durable. Batches are formed as Roost's own queue forms them (src/lib/per-turn.ts with one
+ * batch in flight, as src/jobs/fedify-mq.ts enqueues): each event-loop turn's requests, or all that
+ * came while the previous batch was being written (group commit).
  */
-async function groupCommitStore(connectionString: string) {
-  const pool = new pg.Pool({ connectionString, max: 4 });
-  await pool.query(`create table if not exists bench_floor_inbox (id bigserial primary key, body text not null)`);
-  let batch: { body: string; done: (ok: boolean) => void }[] = [];
-  const flush = () => {
-    const b = batch;
-    batch = [];
-    pool.query(`insert into bench_floor_inbox (body) select unnest($1::text[])`, [b.map((x) => x.body)]).then(
-      () => b.forEach((x) => x.done(true)),
-      () => b.forEach((x) => x.done(false)),
-    );
-  };
+function durableStore(write: (bodies: string[]) => Promise<void>, close: () => Promise<unknown>) {
+  const store = perTurn<string, boolean>(async (batch) => {
+    await write(batch.map((c) => c.item));
+    for (const c of batch) c.resolve(true);
+  }, { maxInFlight: 1 });
   return {
-    store(body: string, done: (ok: boolean) => void) {
-      if (batch.length === 0) setImmediate(flush);
-      batch.push({ body, done });
-    },
-    close: () => pool.end(),
+    store: (body: string, done: (ok: boolean) => void) => void store(body).then(done, () => done(false)),
+    close,
   };
 }
 
-/**
- * A durable intake without a database: verified requests appended to a local file, one write and
- * one fdatasync per batch, answered after it; requests arriving meanwhile form the next batch.
- */
+/** One multi-row insert (one commit) per batch. */
+async function groupCommitStore(connectionString: string) {
+  const pool = new pg.Pool({ connectionString, max: 1 });
+  await pool.query(`create table if not exists bench_floor_inbox (id bigserial primary key, body text not null)`);
+  return durableStore(async (bodies) => void (await pool.query(`insert into bench_floor_inbox (body) select unnest($1::text[])`, [bodies])), () => pool.end());
+}
+
+/** Without a database: one append to a local file and one fdatasync per batch. */
 async function appendLogStore(file: string) {
   const fh = await open(file, 'a');
-  let batch: { body: string; done: (ok: boolean) => void }[] = [];
-  let flushing = false;
-  const flush = async () => {
-    if (flushing) return;
-    flushing = true;
-    while (batch.length > 0) {
-      const b = batch;
-      batch = [];
-      try {
-        await fh.write(b.map((x) => `${x.body}\n`).join(''));
-        await fh.datasync();
-        b.forEach((x) => x.done(true));
-      } catch {
-        b.forEach((x) => x.done(false));
-      }
-    }
-    flushing = false;
-  };
-  return {
-    store(body: string, done: (ok: boolean) => void) {
-      if (batch.length === 0 && !flushing) setImmediate(flush);
-      batch.push({ body, done });
-    },
-    close: () => fh.close(),
-  };
+  return durableStore(async (bodies) => {
+    await fh.write(bodies.map((b) => `${b}\n`).join(''));
+    await fh.datasync();
+  }, () => fh.close());
 }
 
 /**
@@ -317,13 +291,15 @@ async function startFloor(verify: FloorVerify, store?: FloorStore): Promise<{ po
     const chunks: Buffer[] = [];
     let aborted = false;
     res.onAborted(() => (aborted = true));
-    const answer = (ok: boolean) => aborted || res.cork(() => res.writeStatus(ok ? '202 Accepted' : '401 Unauthorized').end());
+    const answer = (ok: boolean) => {
+      if (!aborted) res.cork(() => res.writeStatus(ok ? '202 Accepted' : '401 Unauthorized').end());
+    };
     res.onData((chunk, last) => {
       chunks.push(Buffer.from(chunk.slice(0)));
       if (!last) return;
       const r = { path, headers, body: Buffer.concat(chunks).toString('utf8') };
-      if (verify === null) return answer(true);
-      verify.verify(r, (ok) => (ok && store ? store.store(r.body, answer) : answer(ok)));
+      if (verify === null) answer(true);
+      else verify.verify(r, (ok) => (ok && store ? store.store(r.body, answer) : answer(ok)));
     });
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -416,7 +392,7 @@ export async function main(): Promise<number> {
         const pool = verifyPool(2, keys);
         return { verify: pool, close: pool.close };
       }],
-      ['bare uWebSockets.js + the verification on its thread + one group-committed insert per turn', async () => {
+      ['bare uWebSockets.js + the verification on its thread + one group-committed insert per batch', async () => {
         const store = await groupCommitStore(url.toString());
         return { verify: onThread, store, close: store.close };
       }],
