@@ -14,7 +14,7 @@
  */
 import type { AnyStateMachine } from 'xstate';
 import type { PersistedSnapshot, PersistedSnapshotOf } from './step.ts';
-import { InvalidSnapshotError, canonicalize } from './step.ts';
+import { InvalidSnapshotError } from './step.ts';
 
 export interface MachineDefinition<M extends AnyStateMachine> {
   readonly machine: M;
@@ -65,7 +65,11 @@ export function upgradeSnapshot<M extends AnyStateMachine>(def: MachineDefinitio
   return migrated as PersistedSnapshotOf<M>;
 }
 
-/** The snapshot as stored: stamped with the definition version that wrote it. */
+/**
+ * The snapshot as stored: stamped with the definition version that wrote it. `snapshot` is one
+ * the runtime returned (`step`, `create`: canonical, plain JSON), so it is not copied again; the
+ * stamp's keys are in canonical (sorted) order.
+ */
 export function stampSnapshot<M extends AnyStateMachine>(def: MachineDefinition<M>, snapshot: PersistedSnapshot<unknown>): StoredSnapshot {
-  return canonicalize({ ...snapshot, definition: def.version }, 'stored snapshot') as StoredSnapshot;
+  return { context: snapshot.context, definition: def.version, value: snapshot.value, version: snapshot.version };
 }

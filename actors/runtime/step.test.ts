@@ -160,6 +160,21 @@ describe('step: accepted events', () => {
     expect(result.emitted).toEqual([{ type: 'door.painted', doorId: 'd1', colour: 'blue' }]);
   });
 
+  it('compares the context by value: rewritten with equal values is no change, one nested element is', () => {
+    // door.paint's assign makes a new context object even when the colour is the same.
+    const red = { ...closedAt3, context: { ...closedAt3.context, colour: 'red' } };
+    expect(step(door, red, { type: 'door.paint', colour: 'red' }).changed).toBe(false);
+    const tally = setup({ types: { context: {} as { votes: number[]; meta: { at: string | null } }, events: {} as { type: 'tally.set'; votes: number[] } } }).createMachine({
+      id: 'tally',
+      context: { votes: [0, 0], meta: { at: null } },
+      on: { 'tally.set': { actions: assign({ votes: ({ event }) => [...event.votes], meta: () => ({ at: null }) }) } },
+    });
+    const stored = { value: {}, context: { meta: { at: null }, votes: [1, 2] }, version: 1 };
+    expect(step(tally, stored, { type: 'tally.set', votes: [1, 2] }).changed).toBe(false);
+    expect(step(tally, stored, { type: 'tally.set', votes: [1, 3] }).changed).toBe(true);
+    expect(step(tally, stored, { type: 'tally.set', votes: [1, 2, 0] }).changed).toBe(true);
+  });
+
   it('reaches a final state', () => {
     const result = stepOrThrow(door, closedAt3, { type: 'door.burn' });
     expect(result.snapshot.value).toBe('ashes');
@@ -188,6 +203,14 @@ describe('step: accepted events', () => {
 });
 
 describe('step: rejected events', () => {
+  it('returns the stored snapshot in canonical form on a rejection too', () => {
+    const shuffled = { version: 3, context: { zeta: 'z', opens: 2, doorId: 'd1', colour: 'red' }, value: 'closed' as const };
+    const result = step(door, shuffled, { type: 'door.close' });
+    expect(result.accepted).toBe(false);
+    expect(JSON.stringify(result.snapshot)).toBe('{"context":{"colour":"red","doorId":"d1","opens":2,"zeta":"z"},"value":"closed","version":3}');
+    expect(result.snapshot.context).not.toBe(shuffled.context);
+  });
+
   it('rejects an event the current state does not accept, leaving snapshot and version unchanged', () => {
     const result = step(door, closedAt3, { type: 'door.close' });
     expect(result).toEqual({

@@ -249,7 +249,10 @@ export function step<M extends AnyStateMachine>(
     initialEmitted = collectEmitted(machine, actions);
   } else {
     current = restore(machine, persisted);
-    before = persist(current, persisted.version);
+    // restore's context is already a canonical copy of the caller's (xstate keeps it by
+    // reference and never writes to it: assign makes a new object), so only the resolved value,
+    // which may have gained regions, is copied.
+    before = { context: current.context, value: canonicalize(current.value, 'value') as StateValue, version: persisted.version };
   }
 
   if (!current.can(event)) {
@@ -278,9 +281,7 @@ export function step<M extends AnyStateMachine>(
   assertHealthy(machine, next);
   const version = before.version + 1;
   const after = persist(next, version);
-  const changed =
-    JSON.stringify(after.value) !== JSON.stringify(before.value) ||
-    JSON.stringify(after.context) !== JSON.stringify(before.context);
+  const changed = !sameJson(after.value, before.value) || !sameJson(after.context, before.context);
   return {
     accepted: true,
     changed,
@@ -347,6 +348,26 @@ function collectEmitted(machine: AnyStateMachine, actions: readonly ActionLike[]
   return emitted;
 }
 
+/** Whether two canonical JSON values (as `canonicalize` returns them: keys sorted, no undefined) are equal. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i] || !sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
 /**
  * A deep copy with object keys sorted, `undefined` members dropped; throws on anything that is
  * not plain JSON (functions, Dates, Maps, class instances, non-finite numbers).
@@ -378,7 +399,15 @@ function canonicalizeAt(input: unknown, where: string, path: (string | number)[]
       throw new TypeError(`${at()}: only plain objects can be persisted`);
     }
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(input).sort()) {
+    const keys = Object.keys(input);
+    // Most objects arrive sorted (written by this function before); sorting allocates.
+    for (let i = 1; i < keys.length; i++) {
+      if (keys[i - 1]! > keys[i]!) {
+        keys.sort();
+        break;
+      }
+    }
+    for (const key of keys) {
       const member = (input as Record<string, unknown>)[key];
       if (member === undefined) continue;
       path.push(key);
