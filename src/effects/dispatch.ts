@@ -144,6 +144,10 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       if (!reblog || !original || !reblog.local || reblog.deleted !== deleted || reblog.reblogOfId !== original.id) return null;
       return { reblog, original, facts: announceFacts(reblog, original) };
     };
+    // A remote status's creation, edit or deletion is not ours to federate: its facts say so
+    // (`local: false`), so the status is not loaded to find out (facts recorded before the flag
+    // existed are loaded and checked as before).
+    if ((event.type === 'status.created' || event.type === 'status.updated' || event.type === 'status.deleted') && (event.local as unknown) === false) return;
     switch (event.type) {
       // A local status: Create(Note) to its audience (nothing if it was deleted meanwhile).
       case 'status.created': {

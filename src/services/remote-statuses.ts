@@ -156,7 +156,7 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
       actorId: id,
       origin: 'federation',
       event: {
-        type: 'status.created', statusId: id, accountId: input.accountId, visibility: input.visibility, inReplyToId: parent ? input.inReplyToId : null,
+        type: 'status.created', statusId: id, accountId: input.accountId, local: false, visibility: input.visibility, inReplyToId: parent ? input.inReplyToId : null,
         ...(pollId ? { pollId } : {}),
       },
     });
@@ -220,7 +220,7 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
       actorKind: 'status',
       actorId: row.id,
       origin: 'federation',
-      event: { type: 'status.updated', statusId: row.id, accountId },
+      event: { type: 'status.updated', statusId: row.id, accountId, local: false },
     });
     return row.id;
   });
@@ -264,7 +264,7 @@ export async function deleteRemoteStatus(services: Services, accountId: string, 
       actorKind: 'status',
       actorId: s.id,
       origin: 'federation',
-      event: { type: 'status.deleted', statusId: s.id, accountId, reblogIds: reblogs.map((r) => r.id) },
+      event: { type: 'status.deleted', statusId: s.id, accountId, local: false, reblogIds: reblogs.map((r) => r.id) },
     });
     return true;
   });

@@ -143,6 +143,7 @@ export async function editStatus(services: Services, accountId: string, id: stri
           type: 'status.updated',
           statusId: id,
           accountId,
+          local: true,
           visibility: current.visibility,
           editedAt: now.toISOString(),
           // Accounts mentioned by this version and not before (or only silently): new recipients.

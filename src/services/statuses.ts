@@ -293,7 +293,7 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
       actorKind: 'status',
       actorId: id,
       origin,
-      event: { type: 'status.created', statusId: id, accountId: account.id, visibility, inReplyToId: parent?.id ?? null, ...(pollId ? { pollId } : {}) },
+      event: { type: 'status.created', statusId: id, accountId: account.id, local: true, visibility, inReplyToId: parent?.id ?? null, ...(pollId ? { pollId } : {}) },
     });
     return id;
   });

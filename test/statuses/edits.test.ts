@@ -94,6 +94,7 @@ describe('editing a status', () => {
         type: 'status.updated',
         statusId: s.id,
         accountId: alice.account.id,
+        local: true,
         visibility: 'public',
         editedAt: edited.body.edited_at,
         addedMentionAccountIds: [carol.account.id],
