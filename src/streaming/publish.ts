@@ -20,6 +20,7 @@ import { serializeStatus } from '../serializers/status.ts';
 import { serializeConversation } from '../serializers/conversation.ts';
 import { visibleSql } from '../services/reads/statuses.ts';
 import { writeStreamingEvent } from './store.ts';
+import { prepared } from '../db/prepared.ts';
 import { hashtagKey } from './streams.ts';
 
 interface StatusFacts {
@@ -33,29 +34,34 @@ interface StatusFacts {
   media: boolean;
   tags: string[];
   mentionIds: string[];
+  /** `user:` and `list:` keys of the home and list feeds that hold it now. */
+  feedKeys: string[];
 }
 
 async function statusFacts(services: Services, id: string): Promise<StatusFacts | null> {
   const [r] = await services.db.sql.query<{
     id: string; account_id: string; visibility: string; domain: string | null; reblog: boolean; reply_other: boolean; media: boolean; tags: string[] | null; mentions: string[] | null;
+    feeds: string[] | null;
   }>(
-    `select s.id::text, s.account_id::text, s.visibility, a.domain, s.reblog_of_id is not null as reblog,
+    prepared(`select s.id::text, s.account_id::text, s.visibility, a.domain, s.reblog_of_id is not null as reblog,
             (s.in_reply_to_id is not null and s.in_reply_to_account_id is distinct from s.account_id) as reply_other,
             exists (select 1 from media_attachments m where m.status_id = coalesce(s.reblog_of_id, s.id)) as media,
             array(select t.name from statuses_tags st join tags t on t.id = st.tag_id where st.status_id = s.id) as tags,
-            array(select m.account_id::text from mentions m where m.status_id = coalesce(s.reblog_of_id, s.id)) as mentions
-       from statuses s join accounts a on a.id = s.account_id where s.id = $1`,
+            array(select m.account_id::text from mentions m where m.status_id = coalesce(s.reblog_of_id, s.id)) as mentions,
+            array(select 'user:' || h.account_id::text from home_feeds h where h.status_id = s.id
+                  union select 'list:' || l.list_id::text from list_feeds l where l.status_id = s.id) as feeds
+       from statuses s join accounts a on a.id = s.account_id where s.id = $1`),
     [id],
   );
   if (!r) return null;
   return {
     id: r.id, accountId: r.account_id, visibility: r.visibility, local: r.domain === null, domain: r.domain, reblog: r.reblog,
-    reply: r.reply_other, media: r.media, tags: r.tags ?? [], mentionIds: r.mentions ?? [],
+    reply: r.reply_other, media: r.media, tags: r.tags ?? [], mentionIds: r.mentions ?? [], feedKeys: r.feeds ?? [],
   };
 }
 
-/** The stream keys of a status (its feeds as they are now). */
-async function audience(services: Services, f: StatusFacts): Promise<string[]> {
+/** The stream keys of a status (its feeds as they were when its facts were read). */
+function audience(f: StatusFacts): string[] {
   const keys: string[] = [];
   if (f.visibility === 'public' && !f.reblog) {
     if (!f.reply) {
@@ -68,12 +74,7 @@ async function audience(services: Services, f: StatusFacts): Promise<string[]> {
       if (f.local) keys.push(hashtagKey(tag, true));
     }
   }
-  const rows = await services.db.sql.query<{ key: string }>(
-    `select 'user:' || h.account_id::text as key from home_feeds h where h.status_id = $1
-     union select 'list:' || l.list_id::text from list_feeds l where l.status_id = $1`,
-    [f.id],
-  );
-  for (const r of rows) keys.push(r.key);
+  keys.push(...f.feedKeys);
   if (f.local) keys.push(`user:${f.accountId}`);
   return [...new Set(keys)];
 }
@@ -91,7 +92,7 @@ async function publishStatus(services: Services, statusId: string, event: 'updat
   if (!f) return;
   const payload = await renderPublic(services, statusId);
   if (payload === null) return;
-  const streams = await audience(services, f);
+  const streams = audience(f);
   await writeStreamingEvent(services, { streams, event, payload, authorId: f.accountId, mentionIds: f.mentionIds, authorDomain: f.domain });
   if (event === 'update' && f.visibility === 'direct') await publishConversations(services, statusId);
 }
@@ -121,7 +122,7 @@ async function publishDelete(services: Services, statusId: string, reblogIds: re
   for (const id of [statusId, ...reblogIds]) {
     const f = await statusFacts(services, id);
     if (!f) continue;
-    const streams = await audience(services, f);
+    const streams = audience(f);
     if (f.visibility === 'direct') {
       const rows = await services.db.sql.query<{ key: string }>(
         `select 'direct:' || ac.account_id::text as key from account_conversations ac join accounts a on a.id = ac.account_id and a.domain is null

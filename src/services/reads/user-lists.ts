@@ -4,7 +4,7 @@
  * the viewer's lists holding an account, and the list timeline. Not to be confused with
  * reads/lists.ts, the account lists (followers, blocks, mutes…).
  *
- * The list timeline is fan-out on write, as home is: effects/list-feeds.ts pushes the members'
+ * The list timeline is fan-out on write, as home is: effects/home-feeds.ts pushes the members'
  * statuses into `list_feeds` after commit, and a page is one walk down (list_id, status_id desc)
  * with every rule checked on the rows it meets: home's (reads/timelines.ts homeFilterSql: blocks,
  * mutes, domain blocks, reblog settings, visibility, replies to accounts not followed), the list's
