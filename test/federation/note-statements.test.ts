@@ -1,10 +1,11 @@
 /**
  * What an inbound Create(Note) costs in SQL, from the POST to the last effect: the statements sent
- * through the instance's plain-SQL client (the inbox, Fedify's key-value store, the status
- * transaction, the outbox, then the effects: feeds, streaming, notifications, federation), the job
- * queue's own claim/ack/enqueue statements left out (capturedStatements). Three public Notes
- * mentioning a local account, from a fake remote server signing with its own key; each must cost
- * the same, within the budget below.
+ * through the instance's plain-SQL client outside a transaction (capturedStatements: the inbox's
+ * checks, Fedify's key-value store, then the effects — feeds, streaming, notifications,
+ * federation, the preview card's job); the job queue's own claim/ack/enqueue statements, the
+ * status's own transaction (its statements go through the transaction's client) and MikroORM's
+ * are not counted. Three public Notes mentioning a local account, from a fake remote server
+ * signing with its own key; each must cost the same, within the budget below.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedStatements, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
