@@ -77,7 +77,9 @@ export function previewCardUrlFromHtml(html: string, localHosts: readonly string
       onopentag(name, attrs) {
         if (name !== 'a' || !attrs.href) return;
         const rel = (attrs.rel ?? '').toLowerCase().split(/\s+/);
-        if (rel.includes('tag') || /\b(u-url|h-card)\b/.test(attrs.class ?? '') || mentionUrls.includes(attrs.href)) return;
+        // Mentions and hashtags: rel="tag" as sent, or their classes as Roost stores remote HTML
+        // (the sanitiser keeps the classes and replaces rel with "nofollow noopener").
+        if (rel.includes('tag') || /(?:^|\s)(?:u-url|h-card|mention|hashtag)(?:\s|$)/.test(attrs.class ?? '') || mentionUrls.includes(attrs.href)) return;
         found.push(attrs.href);
       },
     },
@@ -103,12 +105,14 @@ function localHosts(services: Services): string[] {
 }
 
 /**
- * Queues the card fetch for a status, in the writer's transaction: for a local status's source
- * text only when it links somewhere; with `text` null (a status from another server, whose links
- * are in its HTML) always — the job then reads the links (previewCardUrlFromHtml).
+ * Queues the card fetch for a status, in the writer's transaction, only when it links somewhere a
+ * card could come from: a local status's source `text`, or a status from another server by its
+ * `html` (its mentions and hashtags are links too: Mastodon marks them, and they are left out here
+ * as in the job; the job also leaves out links to the accounts it mentions, which it reads).
  */
-export async function schedulePreviewCard(services: Services, sql: Sql, statusId: string, text: string | null): Promise<void> {
-  if (text !== null && !previewCardUrl(text, localHosts(services))) return;
+export async function schedulePreviewCard(services: Services, sql: Sql, statusId: string, source: { text: string } | { html: string }): Promise<void> {
+  const hosts = localHosts(services);
+  if (!('text' in source ? previewCardUrl(source.text, hosts) : previewCardUrlFromHtml(source.html, hosts))) return;
   await schedule(sql, FETCH_CARD_JOB, { statusId }, { dedupeKey: `${FETCH_CARD_JOB}:${statusId}`, maxAttempts: 1, clock: services.clock });
 }
 

@@ -129,7 +129,7 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     // Stored as remote attachments (shown at their URL; nothing fetched), checked on the way in.
     await persistRemoteMedia(sql, services, id, input.accountId, input.attachments);
     // A card for its first link, as for a local status (the job reads the links from the HTML, through the bounded fetcher).
-    if (input.content.includes('<a ')) await schedulePreviewCard(services, sql, id, null);
+    await schedulePreviewCard(services, sql, id, { html: input.content });
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
     if (input.untrusted) await setUntrustedStatusCounts(sql, id, input.untrusted);
@@ -214,7 +214,7 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
     await recordStatusVersion(services, sql, row.id, accountId, editedAt);
     if (row.content !== c.content) {
       await sql.query(`delete from preview_cards_statuses where status_id = $1`, [row.id]);
-      await schedulePreviewCard(services, sql, row.id, null);
+      await schedulePreviewCard(services, sql, row.id, { html: c.content });
     }
     await recordEvent(services, sql, {
       actorKind: 'status',

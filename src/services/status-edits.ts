@@ -133,7 +133,7 @@ export async function editStatus(services: Services, accountId: string, id: stri
       await recordStatusVersion(services, sql, id, accountId, now);
       if (textChanged) {
         await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
-        await schedulePreviewCard(services, sql, id, text);
+        await schedulePreviewCard(services, sql, id, { text });
       }
       await recordEvent(services, sql, {
         actorKind: 'status',

@@ -287,7 +287,7 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
         }, origin)
       : null;
     await joinConversation(services, sql, id, parent?.id ?? null, now);
-    await schedulePreviewCard(services, sql, id, text);
+    await schedulePreviewCard(services, sql, id, { text });
     await opts.inTransaction?.(em, id);
     await recordEvent(services, sql, {
       actorKind: 'status',

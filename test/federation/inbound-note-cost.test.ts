@@ -15,26 +15,41 @@
  * dispatcher is the one the job worker runs, without its surface consumers (feeds, streaming,
  * notifications), whose work is theirs.
  *
+ * Cards: a Note whose only links are its mentions and hashtags queues no card job (its HTML is
+ * read when it is stored, as the job would read it); one with a link gets its card, from a local
+ * web page standing in for the outside world.
+ *
  * Through the real inbox of a real Roost, from a fake remote server signing with its own key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { capturedStatements, eventually, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser } from '../helpers/auth.ts';
 import { AS_CONTEXT, startFakePeer, type FakePeer } from '../security/fake-peer.ts';
 import { createEffectDispatcher } from '../../src/effects/dispatch.ts';
 import type { OutboxRecord } from '../../src/effects/outbox.ts';
+import { FETCH_CARD_JOB } from '../../src/services/preview-cards.ts';
 
 const PUBLIC = 'https://www.w3.org/ns/activitystreams#Public';
 
 let roost: TestRoost;
 let peer: FakePeer;
+let site: http.Server;
+let page: string;
 
 beforeAll(async () => {
   [roost, peer] = await Promise.all([startTestRoost(), startFakePeer()]);
   await createTestUser(roost, 'alice');
+  site = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<html><head><meta property="og:title" content="Linked from afar"></head></html>');
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  page = `http://127.0.0.1:${(site.address() as AddressInfo).port}/article`;
 }, 120_000);
 afterAll(async () => {
-  await Promise.all([roost?.close(), peer?.close()]);
+  await Promise.all([roost?.close(), peer?.close(), new Promise((resolve) => site?.close(resolve))]);
 });
 
 async function deliverNote(n: number): Promise<void> {
@@ -67,12 +82,14 @@ describe('an inbound Create(Note)', () => {
 
 /**
  * Before (2026-11-27): the federation effect loaded the whole status only to find it remote (5
- * statements), the home, list and tag feeds were three statements, and the streaming effect read
- * the feeds' keys in a statement of its own. Now: remote facts say `local: false`, the feeds are one
- * statement, the keys come with the status's facts.
+ * statements), the home, list and tag feeds were three statements, the streaming effect read the
+ * feeds' keys in a statement of its own, and every Note with a link (its mentions and hashtags
+ * are links) queued a card job that read the status again. Now: remote facts say `local: false`,
+ * the feeds are one statement, the keys come with the status's facts, and a card job is queued only
+ * for a link that may have a card.
  */
 const BEFORE = { pglite: 28, postgres: 28 } as const;
-const BUDGET = { pglite: 20, postgres: 20 } as const;
+const BUDGET = { pglite: 19, postgres: 19 } as const;
 
 const note = (uri: string, content: string) => ({
   id: uri, type: 'Note', attributedTo: peer.actorId, to: [PUBLIC, roost.at('/users/alice')], content, published: '2026-11-01T00:00:00Z',
@@ -135,5 +152,62 @@ describe("a remote status's facts", () => {
     await dispatch(record({ ...facts[0]!, payload: unflagged }));
     expect(db.statements() - before).toBeGreaterThanOrEqual(5);
     expect(await jobs()).toBe(jobsBefore);
+  }, 60_000);
+});
+
+describe("a remote Note's card", () => {
+  it('is not looked for when its only links are mentions and hashtags, and is made for a link', async () => {
+    const alice = roost.at('/users/alice');
+    const cardJobs: string[] = [];
+    const jobsSeen = async (fn: () => Promise<unknown>) => {
+      // Every card job queued meanwhile, seen as the queue writes it (the worker may take it at once).
+      const sql = roost.services.db.sql;
+      const original = sql.transaction.bind(sql);
+      sql.transaction = ((work: Parameters<typeof original>[0]) =>
+        original((tx) => {
+          const query = tx.query.bind(tx);
+          tx.query = ((text: string, params?: readonly unknown[]) => {
+            if (/insert into jobs/i.test(text) && params?.includes(FETCH_CARD_JOB)) cardJobs.push(text);
+            return query(text, params as never);
+          }) as typeof tx.query;
+          return work(tx);
+        })) as typeof original;
+      try {
+        await fn();
+      } finally {
+        sql.transaction = original;
+      }
+    };
+    const create = (uri: string, content: string, tag: unknown[]) =>
+      deliver({ id: `${uri}/activity`, type: 'Create', to: [PUBLIC, alice], object: { ...note(uri, content), tag } });
+    const idOf = (uri: string) =>
+      eventually(async () => (await roost.services.db.sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [uri]))[0]?.id, 20_000, uri);
+
+    const plain = `${peer.base}/statuses/cardless`;
+    await jobsSeen(async () => {
+      await create(plain,
+        `<p><span class="h-card"><a href="${alice}" class="u-url mention">@alice</a></span> see ` +
+          `<a href="${peer.base}/tags/cats" class="mention hashtag" rel="tag">#<span>cats</span></a></p>`,
+        [{ type: 'Mention', href: alice }, { type: 'Hashtag', href: `${peer.base}/tags/cats`, name: '#cats' }]);
+      await idOf(plain);
+      await settled(roost);
+    });
+    expect(cardJobs).toEqual([]);
+
+    const linked = `${peer.base}/statuses/linked`;
+    await jobsSeen(async () => {
+      await create(linked, `<p>read <a href="${page}" rel="nofollow">this</a></p>`, []);
+      await idOf(linked);
+      await settled(roost);
+    });
+    expect(cardJobs).toHaveLength(1);
+    const id = await idOf(linked);
+    const card = await eventually(
+      async () => (await roost.services.db.sql.query<{ title: string; url: string }>(
+        `select pc.title, pc.url from preview_cards_statuses pcs join preview_cards pc on pc.id = pcs.preview_card_id where pcs.status_id = $1`, [id]))[0],
+      20_000,
+      'the card',
+    );
+    expect(card).toEqual({ title: 'Linked from afar', url: page });
   }, 60_000);
 });

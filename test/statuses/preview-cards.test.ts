@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { FETCH_CARD_JOB, fetchPreviewCard, previewCardUrl, previewCardUrlFromHtml } from '../../src/services/preview-cards.ts';
+import { sanitizeRemoteHtml } from '../../src/lib/sanitize.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -257,6 +258,13 @@ describe('preview cards', () => {
       '<a href="https://news.example/a?b=1&amp;c=2" rel="nofollow noopener">news</a> <a href="https://later.example/">later</a></p>';
     expect(previewCardUrlFromHtml(html, local, ['https://remote.example/@bob'])).toBe('https://news.example/a?b=1&c=2');
     expect(previewCardUrlFromHtml('<p><a href="javascript:alert(1)">x</a> <a rel="tag" href="https://t.example/">#t</a></p>', local)).toBeNull();
+    // As Roost stores it: the sanitiser replaced rel, the classes say what the links are.
+    const stored = sanitizeRemoteHtml(html);
+    expect(stored).toContain('<a href="https://remote.example/tags/x" rel="nofollow noopener" target="_blank" class="mention hashtag">');
+    expect(previewCardUrlFromHtml(stored, local, ['https://remote.example/@bob'])).toBe('https://news.example/a?b=1&c=2');
+    expect(previewCardUrlFromHtml(sanitizeRemoteHtml('<p><a href="https://remote.example/tags/x" class="mention hashtag" rel="tag">#x</a></p>'), local)).toBeNull();
+    // A class that merely contains the word is no mention.
+    expect(previewCardUrlFromHtml('<p><a href="https://e.example/" class="hashtags-page">x</a></p>', local)).toBe('https://e.example/');
   });
 
   it('makes no card of hostile or useless pages, and keeps serving', async () => {
