@@ -1,14 +1,14 @@
 /**
  * Notifications rendered as their recipient sees them: one batched view per page whatever its size
- * — the reports (one statement), the severance events with the recipient's counts (one statement), the accounts (who caused them and the reported ones: one
- * statement, reads/accounts.ts), the statuses (reads/statuses.ts loadStatusPage: a fixed number)
+ * — the reports (one statement), the severance events with the recipient's counts (one statement), the statuses
+ * (reads/statuses.ts loadStatusPage: a fixed number) with the accounts (who caused them and the
+ * reported ones, read with the statuses' authors in one statement, reads/accounts.ts)
  * — then the pure serializers. The recipient's filters apply here (context `notifications`), so
  * the lists, the grouped lists, streaming and Web Push (which all render through this file) drop
  * and annotate the same notifications. `renderNotifications` is also what effects/notifications.ts is
  * given (by the composition root) to render new notifications for streaming and Web Push.
  */
 import type { Services } from '../context.ts';
-import { loadAccountPage } from '../services/reads/accounts.ts';
 import { loadStatusPage } from '../services/reads/statuses.ts';
 import { notificationRows, reportRows, severanceEventRows } from '../services/reads/notifications.ts';
 import { serializeAccount, type MastodonAccount } from '../serializers/account.ts';
@@ -43,17 +43,17 @@ async function loadParts(
 ): Promise<Parts> {
   const reportMap: Map<string, ReportRow> = await reportRows(services, reportIds);
   const targets = [...reportMap.values()].map((r) => r.targetAccountId);
-  const [{ accounts, view }, { statuses, view: statusView }, eventMap] = await Promise.all([
-    loadAccountPage(services, [...accountIds, ...targets]),
+  const [{ statuses, view: statusView }, eventMap] = await Promise.all([
     // The one filter engine, in the notifications context: a `hide` match leaves the status out
-    // (and with it the notification or group, below), a `warn` fills the status' `filtered`.
-    loadStatusPage(services, statusIds, viewerId, { filterContext: 'notifications' }),
+    // (and with it the notification or group, below), a `warn` fills the status' `filtered`. The
+    // accounts (who caused them, the reported ones) are read with the statuses' authors.
+    loadStatusPage(services, statusIds, viewerId, { filterContext: 'notifications', alsoAccounts: [...accountIds, ...targets] }),
     // The severance events with the viewer's own counts (one statement, none without events).
     severanceEventRows(services, viewerId, eventIds),
   ]);
   const out: Parts = { accounts: new Map(), statuses: new Map(), reports: new Map(), events: new Map() };
   for (const [id, e] of eventMap) out.events.set(id, serializeSeveranceEvent(e));
-  for (const [id, a] of accounts) out.accounts.set(id, serializeAccount(a, view));
+  for (const [id, a] of statusView.accounts) out.accounts.set(id, serializeAccount(a, statusView.accountView));
   for (const id of statusIds) {
     const s = statuses.get(id);
     if (statusView.hidden?.has(id)) continue;

@@ -235,8 +235,8 @@ describe('severed_relationships', () => {
     expect((await dave.api('/api/v1/notifications')).body.map((x: any) => x.type)).toEqual(['mention', 'severed_relationships']);
     expect(big1).toEqual(small1);
     expect(big2).toEqual(small2);
-    // The four of a page (test/notifications/notifications.test.ts) and the events.
-    expect([big1.length, big2.length]).toEqual([5, 5]);
+    // The three of a page (test/notifications/notifications.test.ts) and the events.
+    expect([big1.length, big2.length]).toEqual([4, 4]);
     expect(big1.filter((s) => s.startsWith('select e.id::text, e.type, e.purged, e.target_name')).length).toBe(1);
   });
 });

@@ -345,7 +345,11 @@ export async function loadStatusPage(
   services: Services,
   ids: readonly string[],
   viewerId: string | null,
-  opts: { filterContext?: FilterContext } = {},
+  opts: {
+    filterContext?: FilterContext;
+    /** More accounts to read with the statuses' authors, in the same statement (a notification page's), into `view.accounts`. */
+    alsoAccounts?: readonly string[];
+  } = {},
 ): Promise<{ statuses: Map<string, StatusRow>; view: StatusView }> {
   const statuses = new Map<string, StatusRow>();
   const view: StatusView = {
@@ -362,9 +366,10 @@ export async function loadStatusPage(
     now: services.clock.now(),
   };
   const wanted = [...new Set(ids)].filter(isId);
-  if (wanted.length === 0) return { statuses, view };
+  const also = opts.alsoAccounts ?? [];
+  if (wanted.length === 0 && also.length === 0) return { statuses, view };
   const withFilters = viewerId !== null && opts.filterContext !== undefined;
-  const rows = await services.db.sql.query<PageRow>(STATUS_PAGE_SQL, [wanted, viewerId, withFilters, view.now, viewerId]);
+  const rows = wanted.length ? await services.db.sql.query<PageRow>(STATUS_PAGE_SQL, [wanted, viewerId, withFilters, view.now, viewerId]) : [];
   let filters: FilterRow[] = [];
   view.media = new Map();
   view.polls = new Map();
@@ -405,7 +410,7 @@ export async function loadStatusPage(
     if (poll) view.polls.set(id, { id: poll.id, statusId: id, accountId: poll.account_id, snapshot: poll.machine, ownVotes: poll.own_votes ? poll.own_votes.map(Number) : null });
     if (viewerId) view.flags.set(id, { favourited: r.favourited, reblogged: r.reblogged, bookmarked: r.bookmarked, pinned: r.pinned, muted: r.muted });
   }
-  const page = await loadAccountPage(services, [...new Set([...statuses.values()].map((s) => s.accountId))]);
+  const page = await loadAccountPage(services, [...new Set([...[...statuses.values()].map((s) => s.accountId), ...also])]);
   view.accounts = page.accounts;
   view.accountView = page.view;
   // Custom emojis in texts, content warnings and poll options, on each author's domain: one more
