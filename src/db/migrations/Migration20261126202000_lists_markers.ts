@@ -7,7 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * and `exclusive` (the members' posts stay out of the owner's home timeline). `list_accounts` are
  * the members (accounts the owner follows or asked to follow, or the owner itself): a membership
  * ends when the follow does (services/follows.ts projects it). `list_feeds` is the list's feed,
- * filled like `home_feeds` by fan-out on write (effects/home-feeds.ts): candidates only, every
+ * filled like `home_feeds` by fan-out on write (effects/list-feeds.ts): candidates only, every
  * rule is checked when a page is read (services/reads/user-lists.ts).
  *
  * `markers` are a user's read positions (`home`, `notifications`), with Mastodon's optimistic-lock
