@@ -1,12 +1,13 @@
 /**
- * Link preview cards (Mastodon's FetchLinkCardService and LinkCrawlWorker). When a local status is
- * created, or its text changes in an edit, and its text holds a link, a job is queued in the same
+ * Link preview cards (Mastodon's FetchLinkCardService and LinkCrawlWorker). When a status is
+ * created, or its text changes in an edit, and it holds a link a card may come from (a local
+ * status's text; a remote one's HTML, read as step 1 reads it), a job is queued in the same
  * transaction (never fetched in the request); the job:
  *
  *   1. takes the first http(s) URL of the source text that is not on this server (mentions and
  *      hashtags are not URLs in a local text, so they never count); for a status from another
- *      server (scheduled with text null), the first link of its HTML that is not a hashtag or a
- *      mention (previewCardUrlFromHtml);
+ *      server, the first link of its HTML that is not a hashtag or a mention (previewCardUrlFromHtml,
+ *      which also leaves out links to the accounts it mentions);
  *   2. skips a status that is gone, a reblog, already has a card, or has media (as Mastodon);
  *   3. reuses the card cached for that URL when it is less than two weeks old; otherwise fetches the
  *      page through the one bounded fetcher (src/lib/safe-fetch.ts: public addresses only unless

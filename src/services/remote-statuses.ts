@@ -128,7 +128,8 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     await insertTags(services, sql, id, input.tags, now);
     // Stored as remote attachments (shown at their URL; nothing fetched), checked on the way in.
     await persistRemoteMedia(sql, services, id, input.accountId, input.attachments);
-    // A card for its first link, as for a local status (the job reads the links from the HTML, through the bounded fetcher).
+    // A card for its first link that is not a mention or a hashtag, as for a local status (queued only
+    // when there is one; the job fetches it through the bounded fetcher).
     await schedulePreviewCard(services, sql, id, { html: input.content });
     await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
     if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);

@@ -374,7 +374,7 @@ export async function deleteStatus(services: Services, accountId: string, id: st
       // Deleting one's reblog is taking the reblog back.
       event: s.reblogOfId
         ? { type: 'status.unreblogged', statusId: id, reblogOfId: s.reblogOfId, accountId }
-        : { type: 'status.deleted', statusId: id, accountId, reblogIds: reblogs.map((r) => r.id) },
+        : { type: 'status.deleted', statusId: id, accountId, local: true, reblogIds: reblogs.map((r) => r.id) },
     });
     return released;
   });

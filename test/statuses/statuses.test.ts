@@ -123,6 +123,11 @@ describe('a status from post to delete', () => {
       'status.reblogged', 'status.unreblogged', 'status.deleted',
     ]);
     expect(new Set(events.map((e) => e.origin))).toEqual(new Set(['client']));
+    // A local status's own facts say so (the federation effect skips only `local: false` ones).
+    const flags = await roost.services.db.sql.query<{ type: string; local: string | null }>(
+      `select type, payload->>'local' as local from outbox_events where actor_kind = 'status' and type in ('status.created', 'status.deleted') order by id`,
+    );
+    expect(flags.map((f) => `${f.type} ${f.local}`)).toEqual(['status.created true', 'status.created true', 'status.created true', 'status.deleted true']);
   });
 
   it('moves statuses_count and last_status_at of the account', async () => {
