@@ -36,7 +36,7 @@ import { setStreamingHub, StreamingHub } from './streaming/hub.ts';
 import { streamingRoutes, streamingWebSocketRoute } from './streaming/routes.ts';
 import { metricsRoutes } from './api/metrics.ts';
 import { Router } from './http/index.ts';
-import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './effects/events.ts';
+import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './events/timers.ts';
 import { handleTimer } from './services/timers.ts';
 import { createDomainPolicy } from './services/domain-policy.ts';
 import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';

@@ -7,7 +7,7 @@
  *     `services.db`: routes call services and read modules;
  *   - a machine (actors/, tests aside) imports xstate and files under actors/ only;
  *   - a service (src/services) does not import the job queue (src/jobs): it schedules through
- *     effects/events.ts and writes events through the actor store;
+ *     events/timers.ts and writes events through the actor store;
  *   - effects (src/effects) do not import services: timers come back through services/timers.ts;
  *   - nothing outside src/http imports uWebSockets.js;
  *   - configuration (config/) imports nothing from src (types aside).
@@ -118,7 +118,7 @@ describe('architecture', () => {
       { file: 'actors/poll/poll.machine.ts', text: `import { setup } from 'xstate';\nimport { step } from '../runtime/step.ts';\n` },
       { file: 'actors/poll/poll.machine.test.ts', text: `import { describe } from 'vitest';\n` },
       { file: 'src/http/server.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
-      { file: 'src/services/polls.ts', text: `import { scheduleTimer } from '../effects/events.ts';\n` },
+      { file: 'src/services/polls.ts', text: `import { scheduleTimer } from '../events/timers.ts';\n` },
     ];
     expect(violations(fine)).toEqual([]);
   });

@@ -15,7 +15,7 @@
  * two for a deletion); both are idempotent (an event job that runs twice changes nothing more).
  */
 import type { Services } from '../context.ts';
-import type { OutboxRecord } from './outbox.ts';
+import type { OutboxRecord } from '../events/outbox.ts';
 
 /** SQL: the local account `a` takes `s`'s direct status into its conversations. */
 const receivesSql = (a: string, s: string) => `(${a}.id = ${s}.account_id or not (

@@ -1,5 +1,5 @@
 /**
- * Routes each committed outbox event (src/effects/outbox.ts) to its consumers. The outbox holds
+ * Routes each committed outbox event (src/events/outbox.ts) to its consumers. The outbox holds
  * facts (`follow.requested`, `account.moved` …); this file alone decides what they mean outside
  * the transaction:
  *
@@ -45,7 +45,7 @@ import {
 } from '../federation/convert/to-as.ts';
 import { loadVoteAs, localPollStatusId, remoteVoters } from '../federation/polls.ts';
 import { announceFacts, loadStatusAs, loadStatusesAs, recipientOfRow, type StatusAsRow } from '../federation/statuses.ts';
-import type { OutboxRecord } from './outbox.ts';
+import type { OutboxRecord } from '../events/outbox.ts';
 
 function recipientOf(account: Account) {
   return {

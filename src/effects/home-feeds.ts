@@ -15,7 +15,7 @@
  * undoing on a block, a mute or an unfollow, and a deleted status simply stops showing.
  */
 import type { Services } from '../context.ts';
-import type { OutboxRecord } from './outbox.ts';
+import type { OutboxRecord } from '../events/outbox.ts';
 import { prepared } from '../db/prepared.ts';
 import { tagFeedsInsertSql } from './tag-feeds.ts';
 

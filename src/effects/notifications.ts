@@ -36,7 +36,7 @@
  * per event.
  */
 import type { Services } from '../context.ts';
-import type { OutboxRecord } from './outbox.ts';
+import type { OutboxRecord } from '../events/outbox.ts';
 import { PERMISSIONS } from '../db/entities/index.ts';
 import type { MastodonNotification } from '../serializers/notification.ts';
 

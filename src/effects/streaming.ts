@@ -5,7 +5,7 @@
  * home_feeds and list_feeds rows that say who gets a status exist.
  */
 import type { Services } from '../context.ts';
-import type { OutboxRecord } from './outbox.ts';
+import type { OutboxRecord } from '../events/outbox.ts';
 import { publishNotification, publishOutboxEvent } from '../streaming/publish.ts';
 import type { NotificationSink } from './notifications.ts';
 

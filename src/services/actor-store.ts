@@ -19,7 +19,7 @@
  *   5. project the state columns from the new snapshot (the store is their only writer) and
  *      store the snapshot with its definition version;
  *   6. write every event the machine emitted to the outbox with the actor's kind, id, version
- *      and the step's origin (src/effects/outbox.ts); effects/ acts on them after commit.
+ *      and the step's origin (src/events/outbox.ts); effects/ acts on them after commit.
  *
  * A lifecycle plugs in with an `ActorTable`: its kind, table, how to find the row of a key, the
  * machine definition, the columns a snapshot projects, and (when steps may create the row) the
@@ -35,9 +35,9 @@ import { prepared } from '../db/prepared.ts';
 import { RoostError } from '../lib/errors.ts';
 import { step, type PersistedSnapshot, type PersistedSnapshotOf, type Rejection } from '../../actors/runtime/step.ts';
 import { stampSnapshot, upgradeSnapshot, type MachineDefinition, type StoredSnapshot } from '../../actors/runtime/definition.ts';
-import { outboxCtes, writeOutbox, type Origin, type OutboxEvent } from '../effects/outbox.ts';
+import { outboxCtes, writeOutbox, type Origin, type OutboxEvent } from '../events/outbox.ts';
 
-export type { Origin } from '../effects/outbox.ts';
+export type { Origin } from '../events/outbox.ts';
 
 /** A row as the database returns it (snake_case columns). */
 export type RawRow = Record<string, unknown> & { id: unknown; machine: unknown; machine_version: unknown };

@@ -16,7 +16,7 @@ import { isNonPublicAddress, safeFetch, UnsafeUrlError, type SafeFetchOptions } 
 import type { Services } from '../context.ts';
 import { AccountSchema } from '../db/entities/index.ts';
 import type { Sql } from '../db/sql.ts';
-import { schedule } from '../effects/events.ts';
+import { schedule } from '../events/timers.ts';
 import type { Clock } from '../lib/clock.ts';
 import { decodeEntities } from '../lib/html.ts';
 

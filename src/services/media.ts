@@ -23,7 +23,7 @@ import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { decode as decodeBlurhash, encode as encodeBlurhash, isBlurhashValid } from 'blurhash';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
-import { schedule } from '../effects/events.ts';
+import { schedule } from '../events/timers.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { isValidBlurhash } from '../lib/blurhash.ts';
 import { mediaSize, type MediaAttachmentRow, type MediaMeta, type MediaType } from '../serializers/media-attachment.ts';

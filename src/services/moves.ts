@@ -21,7 +21,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import { schedule } from '../effects/events.ts';
+import { schedule } from '../events/timers.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { findLocalAccount } from './accounts.ts';
 import { stepAccount } from './account-actor.ts';

@@ -33,8 +33,8 @@ import {
 import type { Services } from '../context.ts';
 import { PollSchema, type Poll } from '../db/entities/index.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
-import { cancelTimers, scheduleTimer } from '../effects/events.ts';
-import { writeOutbox, type OutboxEvent } from '../effects/outbox.ts';
+import { cancelTimers, scheduleTimer } from '../events/timers.ts';
+import { writeOutbox, type OutboxEvent } from '../events/outbox.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { stepActor, stepActorInOneStatement, type ActorTable, type Origin, type StepActorResult } from './actor-store.ts';
 

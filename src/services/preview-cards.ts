@@ -33,7 +33,7 @@ import { Parser } from 'htmlparser2';
 import ogs from 'open-graph-scraper';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
-import { schedule } from '../effects/events.ts';
+import { schedule } from '../events/timers.ts';
 import { normalizeLanguage } from '../lib/languages.ts';
 import { MAX_JSON_BYTES, safeFetch, type SafeFetchOptions } from '../lib/safe-fetch.ts';
 import { plainText, safeHttpUrl, sanitizeOEmbedHtml } from '../lib/sanitize.ts';

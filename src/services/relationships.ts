@@ -7,7 +7,7 @@ import { stepAccount } from './account-actor.ts';
 import type { Origin } from './actor-store.ts';
 import { stepFollow, targetUnlocked } from './follows.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import { scheduleTimer } from '../effects/events.ts';
+import { scheduleTimer } from '../events/timers.ts';
 import { recordEvent } from './actor-store.ts';
 import { recordSeverance, SeveranceTally } from './severance.ts';
 

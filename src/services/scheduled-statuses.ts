@@ -42,8 +42,8 @@ import {
 import type { Services } from '../context.ts';
 import { AccountSchema, ScheduledStatusSchema, UserSchema, type ScheduledStatus } from '../db/entities/index.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
-import { cancelTimers, scheduleTimer } from '../effects/events.ts';
-import { writeOutbox, type OutboxEvent } from '../effects/outbox.ts';
+import { cancelTimers, scheduleTimer } from '../events/timers.ts';
+import { writeOutbox, type OutboxEvent } from '../events/outbox.ts';
 import { RoostError, notFound, type ErrorDetails } from '../lib/errors.ts';
 import type { ScheduledStatusParams } from '../serializers/scheduled-status.ts';
 import { stepActor, type ActorTable, type Origin } from './actor-store.ts';

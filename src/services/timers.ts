@@ -1,10 +1,10 @@
 /**
- * Timers coming back: the handler of the one TIMER_JOB kind (effects/events.ts scheduleTimer).
+ * Timers coming back: the handler of the one TIMER_JOB kind (events/timers.ts scheduleTimer).
  * Each timer is an event into the service that asked for it; later kinds (status.publish) are
  * added to the switch.
  */
 import type { Services } from '../context.ts';
-import type { TimerEvent } from '../effects/events.ts';
+import type { TimerEvent } from '../events/timers.ts';
 import { expireMute } from './relationships.ts';
 import { closePoll, sendPollUpdate } from './polls.ts';
 import { publishScheduledStatus } from './scheduled-statuses.ts';

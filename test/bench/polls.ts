@@ -40,7 +40,7 @@ import { openRoostServices } from '../../src/main.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { createPoll, votePoll } from '../../src/services/polls.ts';
 import { handleTimer } from '../../src/services/timers.ts';
-import type { TimerEvent } from '../../src/effects/events.ts';
+import type { TimerEvent } from '../../src/events/timers.ts';
 import { sqlFromEm } from '../../src/db/sql.ts';
 import { fmtInt, fmtMs, fmtRatio, table } from './lib/report.ts';
 

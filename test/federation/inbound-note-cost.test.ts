@@ -28,7 +28,7 @@ import { capturedStatements, eventually, settled, startTestRoost, type TestRoost
 import { createTestUser } from '../helpers/auth.ts';
 import { AS_CONTEXT, startFakePeer, type FakePeer } from '../security/fake-peer.ts';
 import { createEffectDispatcher } from '../../src/effects/dispatch.ts';
-import type { OutboxRecord } from '../../src/effects/outbox.ts';
+import type { OutboxRecord } from '../../src/events/outbox.ts';
 import { FETCH_CARD_JOB } from '../../src/services/preview-cards.ts';
 
 const PUBLIC = 'https://www.w3.org/ns/activitystreams#Public';

@@ -12,7 +12,7 @@ import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { notificationsConsumer, type NotificationSink } from '../../src/effects/notifications.ts';
 import { renderNotifications } from '../../src/api/render-notifications.ts';
 import { closePoll } from '../../src/services/polls.ts';
-import type { OutboxRecord } from '../../src/effects/outbox.ts';
+import type { OutboxRecord } from '../../src/events/outbox.ts';
 
 let roost: TestRoost;
 let alice: TestUser;

@@ -13,7 +13,7 @@ import { followAccount } from '../../src/services/follows.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { notificationsConsumer, type NotificationSink } from '../../src/effects/notifications.ts';
 import { renderNotifications } from '../../src/api/render-notifications.ts';
-import type { OutboxRecord } from '../../src/effects/outbox.ts';
+import type { OutboxRecord } from '../../src/events/outbox.ts';
 import type { Account } from '../../src/db/entities/index.ts';
 
 let a: TestRoost;

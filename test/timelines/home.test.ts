@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
-import { writeOutbox } from '../../src/effects/outbox.ts';
+import { writeOutbox } from '../../src/events/outbox.ts';
 
 const clock = createManualClock(new Date('2026-05-01T12:00:00.000Z'));
 let roost: TestRoost;

@@ -1,6 +1,6 @@
 /**
  * What services may put in the durable queue, without knowing the queue (src/jobs/queue.ts):
- * outbox facts go through the actor store (services/actor-store.ts → effects/outbox.ts); timers
+ * outbox facts go through the actor store (services/actor-store.ts → events/outbox.ts); timers
  * and background work are scheduled here, each with its due time and a dedupe key.
  *
  * Timers come back as events into services through ONE job kind, TIMER_JOB, whose handler is
