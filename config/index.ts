@@ -81,6 +81,11 @@ export interface RoostConfig {
     circuitProbeSeconds: number;
   };
   /**
+   * How long the outbox keeps a fact (table outbox_events, the trace of what happened) once it is
+   * older than this many days; facts whose event job is still queued are kept (src/events/retention.ts).
+   */
+  events: { retentionDays: number };
+  /**
    * Reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For names the client: rate
    * limits and recorded addresses use it for requests from these peers only.
    */
@@ -519,6 +524,12 @@ const SPECS: Record<string, KeySpec> = {
     file: 'federation.circuitSpanSeconds',
     parse: integer(0, 90 * 86_400),
     default: () => 7 * 86_400,
+  },
+  'events.retentionDays': {
+    env: 'ROOST_EVENTS_RETENTION_DAYS',
+    file: 'events.retentionDays',
+    parse: integer(1, 3650),
+    default: () => 14,
   },
   'federation.circuitProbeSeconds': {
     env: 'ROOST_CIRCUIT_PROBE',

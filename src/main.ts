@@ -26,7 +26,8 @@ import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
 import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
-import { createEffectDispatcher } from './effects/dispatch.ts';
+import { federateConsumer } from './effects/federate.ts';
+import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
 import { notificationsConsumer } from './effects/notifications.ts';
@@ -152,6 +153,8 @@ export interface StartOptions extends OpenOptions {
    * events cross processes through the streaming_events table and LISTEN/NOTIFY.
    */
   roles?: readonly Role[];
+  /** Called before each outbox consumer runs on a fact (src/effects/registry.ts EventJobOptions). */
+  beforeConsumer?: EventJobOptions['beforeConsumer'];
 }
 
 export type Role = 'web' | 'worker' | 'streaming';
@@ -277,12 +280,18 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
 
     // Streaming after the home-feed fan-out: it reads whose feeds got a status. New notifications,
     // rendered once per recipient through its filters, go to its streams and its Web Push subscriptions.
-    const dispatch = createEffectDispatcher(services, federation, [
-      homeFeedConsumer(services),
-      conversationsConsumer(services),
-      streamingConsumer(services),
-      notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)], renderNotifications),
-    ]);
+    // Every consumer of the outbox (src/events/consumers.ts), each retried on its own.
+    const handleEvent = eventJobHandler(
+      services,
+      {
+        federate: federateConsumer(services, federation),
+        'home-feeds': homeFeedConsumer(services),
+        conversations: conversationsConsumer(services),
+        streaming: streamingConsumer(services),
+        notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)], renderNotifications),
+      },
+      { beforeConsumer: opts.beforeConsumer },
+    );
     const workers = scoped(() =>
       startWorkers({
         sql: services.db.sql,
@@ -293,7 +302,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         // NOTIFY wakes the pool on every commit that queues work; polling is only a safety net.
         pollIntervalMs: SAFETY_NET_POLL_MS,
         handlers: {
-          [EVENT_JOB]: (payload: unknown) => dispatch(payload as OutboxRecord),
+          [EVENT_JOB]: handleEvent,
           [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
           [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
           [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),

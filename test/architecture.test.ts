@@ -9,6 +9,9 @@
  *   - a service (src/services) does not import the job queue (src/jobs): it schedules through
  *     events/timers.ts and writes events through the actor store;
  *   - effects (src/effects) do not import services: timers come back through services/timers.ts;
+ *   - the event spine (src/events) imports nothing above it: only itself, the database layer, the
+ *     job queue, small libraries and the actors' types (services, effects, federation, streaming,
+ *     push, views, serializers, api and http are above it);
  *   - nothing outside src/http imports uWebSockets.js;
  *   - configuration (config/) imports nothing from src (types aside).
  *
@@ -48,6 +51,9 @@ function target(from: string, specifier: string): string {
   return path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
 }
 
+/** What src/events may import: the floors below it. */
+const EVENTS_MAY_IMPORT = ['src/events/', 'src/db/', 'src/jobs/', 'src/lib/', 'actors/'];
+
 const UWS = /^(@btc-vision\/)?uwebsockets\.js$|^uWebSockets\.js$/i;
 
 export function violations(files: readonly SourceFile[]): string[] {
@@ -65,6 +71,9 @@ export function violations(files: readonly SourceFile[]): string[] {
       }
       if (file.startsWith('src/services/') && to.startsWith('src/jobs/')) found.push(`${file}: a service imports the job queue (${imp.specifier})`);
       if (file.startsWith('src/effects/') && to.startsWith('src/services/')) found.push(`${file}: effects import a service (${imp.specifier})`);
+      if (file.startsWith('src/events/') && !isTest && imp.specifier.startsWith('.') && !EVENTS_MAY_IMPORT.some((p) => to.startsWith(p))) {
+        found.push(`${file}: the event spine imports ${imp.specifier} (above it)`);
+      }
       if (file.startsWith('config/') && !isTest && !imp.typeOnly && to.startsWith('src/')) found.push(`${file}: configuration imports ${imp.specifier} (config depends on nothing in src)`);
     }
     if (file.startsWith('src/api/') && /\bservices\.db\b|\.db\.(em|sql)\b/.test(text)) {
@@ -111,6 +120,8 @@ describe('architecture', () => {
       { file: 'src/effects/surface.ts', text: `import { expireMute } from '../services/relationships.ts';\n` },
       { file: 'src/streaming/hub.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
       { file: 'config/index.ts', text: `import { parseProxyRange } from '../src/lib/client-address.ts';\n` },
+      { file: 'src/events/outbox.ts', text: `import type { Services } from '../context.ts';\n` },
+      { file: 'src/events/consumers.ts', text: `import { federateConsumer } from '../effects/federate.ts';\n` },
     ];
     expect(violations(bad).map((v) => v.split(':')[0])).toEqual(bad.map((f) => f.file));
     const fine: SourceFile[] = [
@@ -119,6 +130,7 @@ describe('architecture', () => {
       { file: 'actors/poll/poll.machine.test.ts', text: `import { describe } from 'vitest';\n` },
       { file: 'src/http/server.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
       { file: 'src/services/polls.ts', text: `import { scheduleTimer } from '../events/timers.ts';\n` },
+      { file: 'src/events/catalogue.ts', text: `import type { PollEmitted } from '../../actors/poll/poll.machine.ts';\nimport type { Sql } from '../db/sql.ts';\n` },
     ];
     expect(violations(fine)).toEqual([]);
   });

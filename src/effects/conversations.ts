@@ -15,7 +15,7 @@
  * two for a deletion); both are idempotent (an event job that runs twice changes nothing more).
  */
 import type { Services } from '../context.ts';
-import type { OutboxRecord } from '../events/outbox.ts';
+import type { ConsumerHandler } from './registry.ts';
 
 /** SQL: the local account `a` takes `s`'s direct status into its conversations. */
 const receivesSql = (a: string, s: string) => `(${a}.id = ${s}.account_id or not (
@@ -26,13 +26,13 @@ const receivesSql = (a: string, s: string) => `(${a}.id = ${s}.account_id or not
     or exists (select 1 from accounts sa join account_domain_blocks db on db.domain = lower(sa.domain)
                 where sa.id = ${s}.account_id and db.account_id = ${a}.id)))`;
 
-export function conversationsConsumer(services: Services) {
+export function conversationsConsumer(services: Services): ConsumerHandler<'conversations'> {
   const log = services.log.child({ module: 'conversations' });
-  return async function maintain(record: OutboxRecord): Promise<void> {
-    const event = record.event as { type: string; statusId?: string; visibility?: string };
+  return async function maintain(record): Promise<void> {
+    const event = record.event;
     switch (event.type) {
       case 'status.created': {
-        if (!event.statusId || event.visibility !== 'direct') return;
+        if (event.visibility !== 'direct') return;
         const rows = await services.db.sql.query<{ account_id: string }>(
           `with s as (
              select id, account_id, conversation_id from statuses
@@ -61,7 +61,6 @@ export function conversationsConsumer(services: Services) {
         return;
       }
       case 'status.deleted': {
-        if (!event.statusId) return;
         const params = [event.statusId];
         const thread = `(select conversation_id from statuses where id = $1)`;
         await services.db.sql.query(
@@ -74,7 +73,7 @@ export function conversationsConsumer(services: Services) {
         return;
       }
       default:
-        return;
+        event satisfies never;
     }
   };
 }

@@ -15,7 +15,7 @@
  * undoing on a block, a mute or an unfollow, and a deleted status simply stops showing.
  */
 import type { Services } from '../context.ts';
-import type { OutboxRecord } from '../events/outbox.ts';
+import type { ConsumerHandler } from './registry.ts';
 import { prepared } from '../db/prepared.ts';
 import { tagFeedsInsertSql } from './tag-feeds.ts';
 
@@ -50,14 +50,13 @@ const fanOutSql = (tags: boolean) =>
 const FAN_OUT_STATUS = fanOutSql(true);
 const FAN_OUT_REBLOG = fanOutSql(false);
 
-export function homeFeedConsumer(services: Services) {
+export function homeFeedConsumer(services: Services): ConsumerHandler<'home-feeds'> {
   const log = services.log.child({ module: 'home-feeds' });
-  return async function fanOut(record: OutboxRecord): Promise<void> {
-    const event = record.event as { type: string; statusId?: string };
+  return async function fanOut(record): Promise<void> {
+    const event = record.event;
     switch (event.type) {
       case 'status.created':
       case 'status.reblogged': {
-        if (!event.statusId) return;
         const [row] = await services.db.sql.query<{ n: string; listed: string; by_tag: string }>(
           event.type === 'status.created' ? FAN_OUT_STATUS : FAN_OUT_REBLOG,
           [event.statusId],
@@ -81,7 +80,7 @@ export function homeFeedConsumer(services: Services) {
         return;
       }
       default:
-        return;
+        event satisfies never;
     }
   };
 }

@@ -37,6 +37,7 @@
  */
 import type { Services } from '../context.ts';
 import type { OutboxRecord } from '../events/outbox.ts';
+import type { ConsumerHandler } from './registry.ts';
 import { PERMISSIONS } from '../db/entities/index.ts';
 import type { MastodonNotification } from '../serializers/notification.ts';
 
@@ -310,7 +311,7 @@ function withdrawnOf(record: OutboxRecord): string[] {
   }
 }
 
-export function notificationsConsumer(services: Services, sinks: NotificationSink[] = [], render?: NotificationRenderer) {
+export function notificationsConsumer(services: Services, sinks: NotificationSink[] = [], render?: NotificationRenderer): ConsumerHandler<'notifications'> {
   if (sinks.length > 0 && !render) throw new Error('notificationsConsumer: sinks need a renderer');
   const log = services.log.child({ module: 'notifications' });
   return async function notify(record: OutboxRecord): Promise<void> {

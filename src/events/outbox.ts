@@ -1,10 +1,13 @@
 /**
  * The outbox: domain events written in the transaction that caused them (table `outbox_events`,
- * migration Migration20261123000000_outbox explains why it is a table of its own), each with one
- * job of kind EVENT_JOB that hands it to effects/ after commit. Facts, not commands: the writer
- * does not decide what an event means for the outside world; effects/dispatch.ts does.
+ * migration Migration20261123000000_outbox explains why it is a table of its own), each that some
+ * consumer listens to (./consumers.ts) with one job of kind EVENT_JOB that hands it to effects/
+ * after commit. Facts, not commands: the writer does not decide what an event means for the
+ * outside world; the consumers in effects/ do.
  */
 import type { Sql } from '../db/sql.ts';
+import type { RoostEvent } from './catalogue.ts';
+import { listenersOf, type ConsumerName } from './consumers.ts';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../jobs/queue.ts';
 import { JOBS_NOTIFY_CHANNEL } from '../jobs/schema.ts';
 
@@ -14,12 +17,10 @@ export const EVENT_JOB = 'event';
 /** Who caused a step: a client request, a peer server, a timer coming due, the operator (CLI). */
 export type Origin = 'client' | 'federation' | 'timer' | 'operator';
 
-export interface OutboxEvent {
-  readonly type: string;
-  readonly [field: string]: unknown;
-}
+/** A fact as written (the catalogue's union). */
+export type OutboxEvent = RoostEvent;
 
-/** What an event job carries (and what effects/ receives). */
+/** What an event job carries (and what effects/ receives, its event upcast: catalogue.ts). */
 export interface OutboxRecord {
   /** outbox_events.id */
   id: string;
@@ -29,6 +30,11 @@ export interface OutboxRecord {
   actorVersion: number | null;
   origin: Origin;
   event: OutboxEvent;
+  /**
+   * The consumers still to run (effects/registry.ts narrows it when some failed, so their retry
+   * runs only them); absent: every consumer that listens.
+   */
+  consumers?: ConsumerName[];
 }
 
 export interface OutboxWrite {
@@ -54,17 +60,12 @@ export async function writeOutbox(sql: Sql, w: OutboxWrite): Promise<void> {
 
 /**
  * Whether an event is handed to effects/ at all. Every event is recorded in outbox_events (the
- * trace of what happened); one that no consumer acts on gets no event job, and a statement
- * whose events are all such writes no job and wakes no worker. Today that is `poll.voted` except
- * a local account's vote on a remote poll: effects/dispatch.ts federates only that one (the vote
- * goes to the poll's server), and no surface consumer (notifications, streaming, feeds) reads
- * `poll.voted`. Thousands of votes on a local poll in a throttle window then cost one statement
- * each without queueing thousands of jobs that would do nothing. A consumer that starts acting on
- * such an event changes this predicate with it.
+ * trace of what happened); one that no consumer listens to (./consumers.ts) gets no event job, and
+ * a statement whose events are all such writes no job and wakes no worker: thousands of votes on
+ * a local poll in a throttle window cost one statement each and queue nothing.
  */
 export function needsEventJob(event: OutboxEvent): boolean {
-  if (event.type === 'poll.voted') return event.local === true && event.pollLocal === false;
-  return true;
+  return listenersOf(event).length > 0;
 }
 
 /**
@@ -88,10 +89,12 @@ export function outboxCtes(w: OutboxWrite, first: number, when: string): { ctes:
        returning id, seq, payload
      )`;
   // Events nobody acts on: recorded, no job, no wake-up (needsEventJob).
-  if (!w.events.some(needsEventJob)) {
+  const needing = w.events.flatMap((e, seq) => (needsEventJob(e) ? [seq] : []));
+  if (needing.length === 0) {
     return { ctes: input, params: [payloads, w.actorKind, w.actorId, w.actorVersion, w.origin, w.now.toISOString()], notify: 'null' };
   }
-  // Otherwise every event of the statement gets its job (one that nobody acts on is a no-op).
+  // Otherwise a job for each event that some consumer listens to.
+  const which = needing.length === w.events.length ? '' : ` where seq in (${needing.join(', ')})`;
   return {
     ctes: `${input}, jobs_in as (
        insert into jobs (queue, kind, payload, run_at, max_attempts, dedupe_key, created_at, updated_at)
@@ -99,7 +102,7 @@ export function outboxCtes(w: OutboxWrite, first: number, when: string): { ctes:
               json_build_object('id', id::text, 'actorKind', ${$(2)}::text, 'actorId', ${$(3)}::text, 'actorVersion', ${$(4)}::int,
                                 'origin', ${$(5)}::text, 'event', payload),
               ${$(6)}::timestamptz, ${$(8)}, ${$(9)}, ${$(6)}::timestamptz, ${$(6)}::timestamptz
-         from ev order by seq
+         from ev${which} order by seq
        on conflict (queue, dedupe_key) where state = 'pending' and dedupe_key is not null do nothing
        returning id
      )`,

@@ -39,7 +39,7 @@ import { signObject, type Context } from '@fedify/fedify';
 import type { Activity, Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
-import { enqueue, enqueueMany, RescheduleJob, startWorkers, type Job, type JobWorkers } from '../jobs/queue.ts';
+import { enqueue, enqueueMany, RescheduleJob, startWorkers, type EnqueueSpec, type Job, type JobWorkers } from '../jobs/queue.ts';
 import type { JobNotifyListener } from '../jobs/notify.ts';
 import { deliveryDispatcher } from './delivery-bounds.ts';
 
@@ -150,6 +150,27 @@ export async function sendActivity(
   activity: Activity,
   opts: SendOptions = {},
 ): Promise<string | null> {
+  const spec = await prepareDelivery(services, ctx, sender, recipients, activity, opts);
+  if (!spec) return null;
+  await enqueueDeliveries(services, [spec]);
+  return (spec.payload as DeliveryJob).activityId;
+}
+
+/**
+ * The delivery job of an activity from a local actor (signed with its object integrity proofs,
+ * serialised once), not queued yet: null when there is nobody to send it to. Several of them are
+ * queued together by enqueueDeliveries, in one statement, so a caller that prepares an activity's
+ * deliveries and fails before queueing them queues nothing, and one that queued them is done
+ * (the federate consumer under its own retry: effects/federate.ts).
+ */
+export async function prepareDelivery(
+  services: Services,
+  ctx: Context<void>,
+  sender: string,
+  recipients: Recipients,
+  activity: Activity,
+  opts: SendOptions = {},
+): Promise<EnqueueSpec | null> {
   const id = activity.id;
   if (!id) throw new TypeError('an activity to deliver needs an id');
   // Object integrity proofs with the actor's Ed25519 key, as Fedify's sendActivity adds them.
@@ -177,12 +198,14 @@ export async function sendActivity(
     job.inboxes = extractInboxes(Array.isArray(recipients) ? recipients : [recipients], opts.preferSharedInbox ?? false);
     if (Object.keys(job.inboxes).length === 0) return null;
   }
-  await enqueue(
-    services.db.sql,
-    { queue: laneOf(job), kind: DELIVERY_JOB, payload: job, maxAttempts: JOB_MAX_ATTEMPTS, orderingKey: opts.orderingKey },
-    { clock: services.clock },
-  );
-  return job.activityId;
+  return { queue: laneOf(job), kind: DELIVERY_JOB, payload: job, maxAttempts: JOB_MAX_ATTEMPTS, orderingKey: opts.orderingKey };
+}
+
+/** Queues prepared deliveries (prepareDelivery) in one statement: all of them or none. */
+export async function enqueueDeliveries(services: Services, specs: readonly EnqueueSpec[]): Promise<void> {
+  if (specs.length === 0) return;
+  if (specs.length === 1) await enqueue(services.db.sql, specs[0]!, { clock: services.clock });
+  else await enqueueMany(services.db.sql, specs, { clock: services.clock });
 }
 
 /** The remote accepted followers of a local account, as inboxes (shared ones once when preferred). */

@@ -112,6 +112,20 @@ export class RescheduleJob extends Error {
 }
 
 /**
+ * Throw from a handler when part of its work failed and the rest is done: counted as a failed
+ * attempt like any other (backoff, max attempts), and the job's payload becomes `payload`, so the
+ * retry does only what is left (the event job narrows its consumers: effects/registry.ts).
+ */
+export class RetryRemaining extends Error {
+  override name = 'RetryRemaining';
+  readonly payload: unknown;
+  constructor(payload: unknown, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.payload = payload;
+  }
+}
+
+/**
  * Exponential backoff with jitter: baseMs · factor^(attempts-1), capped at maxMs, then scaled
  * by a uniform factor in [1 - jitter, 1 + jitter]. Defaults: 5 s, ×3, cap 6 h, ±25 %
  * (5 s, 15 s, 45 s, 2¼ min, 6¾ min, 20 min, 1 h, 3 h, 6 h…).
@@ -705,13 +719,15 @@ async function settleFailure(rt: Runtime, job: ClaimedJob, error: unknown, perma
   const dead = permanent || job.attempts >= job.maxAttempts;
   const runAt = dead ? now : new Date(now.getTime() + Math.max(0, rt.backoff(job.attempts, job)));
   const fields = { jobId: job.id, queue: job.queue, kind: job.kind, attempt: job.attempts, err: error };
+  // What is left of a job that partly failed (RetryRemaining); null keeps the payload.
+  const remaining = error instanceof RetryRemaining ? encodePayload(error.payload) : null;
   let rows: unknown[];
   try {
     rows = await sql.query(
       `UPDATE jobs SET state = $3, run_at = $4::timestamptz, last_error = $5, updated_at = $6::timestamptz,
-              locked_by = NULL, lock_token = NULL, locked_at = NULL
+              locked_by = NULL, lock_token = NULL, locked_at = NULL, payload = coalesce($7::json, payload)
        WHERE id = $1::bigint AND lock_token = $2 RETURNING id`,
-      [job.id, job.lockToken, dead ? 'dead' : 'pending', runAt.toISOString(), describeError(error), now.toISOString()],
+      [job.id, job.lockToken, dead ? 'dead' : 'pending', runAt.toISOString(), describeError(error), now.toISOString(), remaining],
     );
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;

@@ -76,7 +76,7 @@ const updateKey = (pollId: string) => `poll.update:${pollId}`;
 /** The timers the emitted events ask for, in the step's transaction. */
 async function actOnTimers(services: Services, sql: Sql, emitted: readonly OutboxEvent[]): Promise<void> {
   for (const e of emitted) {
-    const pollId = String(e.pollId);
+    const pollId = String((e as { pollId?: unknown }).pollId);
     if (e.type === 'poll.close_scheduled') {
       await scheduleTimer(sql, { type: 'poll.close', pollId }, { runAt: new Date(String(e.runAt)), dedupeKey: closeKey(pollId), clock: services.clock });
     } else if (e.type === 'poll.update_scheduled') {

@@ -89,7 +89,7 @@ const publishKey = (id: string) => `scheduled_status.publish:${id}`;
 /** The publish timer the emitted events ask for (moved on a reschedule, dropped on cancel), in the step's transaction. */
 async function actOnTimers(services: Services, sql: Sql, emitted: readonly OutboxEvent[]): Promise<void> {
   for (const e of emitted) {
-    const id = String(e.scheduledStatusId);
+    const id = String((e as { scheduledStatusId?: unknown }).scheduledStatusId);
     if (e.type === 'scheduled_status.scheduled' || e.type === 'scheduled_status.rescheduled') {
       const runAt = String(e.runAt);
       await cancelTimers(sql, [publishKey(id)]);

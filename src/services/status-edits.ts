@@ -20,6 +20,7 @@
  * media (with their descriptions then) and poll options (services/status-versions.ts). All in one
  * transaction: a refused edit leaves every row as it was.
  */
+import type { StatusVisibility } from '../db/entities/status.entity.ts';
 import type { Services } from '../context.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { Validation, notFound } from '../lib/errors.ts';
@@ -50,7 +51,7 @@ interface CurrentStatus {
   spoiler_text: string;
   sensitive: boolean;
   language: string | null;
-  visibility: string;
+  visibility: StatusVisibility;
   created_at: Date;
 }
 

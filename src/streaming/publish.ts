@@ -22,6 +22,7 @@ import { visibleSql } from '../services/reads/statuses.ts';
 import { writeStreamingEvent } from './store.ts';
 import { prepared } from '../db/prepared.ts';
 import { hashtagKey } from './streams.ts';
+import type { HandledBy } from '../events/consumers.ts';
 
 interface StatusFacts {
   id: string;
@@ -87,18 +88,18 @@ async function renderPublic(services: Services, id: string): Promise<string | nu
   return json ? JSON.stringify(json) : null;
 }
 
-async function publishStatus(services: Services, statusId: string, event: 'update' | 'status.update'): Promise<void> {
+async function publishStatus(services: Services, statusId: string, event: 'update' | 'status.update', key: string): Promise<void> {
   const f = await statusFacts(services, statusId);
   if (!f) return;
   const payload = await renderPublic(services, statusId);
   if (payload === null) return;
   const streams = audience(f);
-  await writeStreamingEvent(services, { streams, event, payload, authorId: f.accountId, mentionIds: f.mentionIds, authorDomain: f.domain });
-  if (event === 'update' && f.visibility === 'direct') await publishConversations(services, statusId);
+  await writeStreamingEvent(services, { streams, event, payload, authorId: f.accountId, mentionIds: f.mentionIds, authorDomain: f.domain, sourceKey: `${key}/${event}` });
+  if (event === 'update' && f.visibility === 'direct') await publishConversations(services, statusId, key);
 }
 
 /** `conversation` on the direct stream of each local participant of a direct status. */
-async function publishConversations(services: Services, statusId: string): Promise<void> {
+async function publishConversations(services: Services, statusId: string, key: string): Promise<void> {
   const rows = await services.db.sql.query<{ id: string; account_id: string; unread: boolean; participants: string[] | null; last_status_id: string | null }>(
     `select ac.id::text, ac.account_id::text, ac.unread, ac.participant_account_ids::text[] as participants,
             (select max(s.id)::text from statuses s where s.id = any(ac.status_ids) and ${visibleSql('s', 'ac.account_id')}) as last_status_id
@@ -114,11 +115,13 @@ async function publishConversations(services: Services, statusId: string): Promi
       { id: r.id, unread: r.unread, participantIds: participants, viewerId: r.account_id, lastStatusId: r.last_status_id },
       { accounts, accountView, statuses, statusView },
     );
-    await writeStreamingEvent(services, { streams: [`direct:${r.account_id}`], event: 'conversation', payload: JSON.stringify(json) });
+    await writeStreamingEvent(services, {
+      streams: [`direct:${r.account_id}`], event: 'conversation', payload: JSON.stringify(json), sourceKey: `${key}/conversation:${r.account_id}`,
+    });
   }
 }
 
-async function publishDelete(services: Services, statusId: string, reblogIds: readonly string[]): Promise<void> {
+async function publishDelete(services: Services, statusId: string, reblogIds: readonly string[], key: string): Promise<void> {
   for (const id of [statusId, ...reblogIds]) {
     const f = await statusFacts(services, id);
     if (!f) continue;
@@ -131,40 +134,49 @@ async function publishDelete(services: Services, statusId: string, reblogIds: re
       );
       streams.push(...rows.map((r) => r.key));
     }
-    await writeStreamingEvent(services, { streams, event: 'delete', payload: id });
+    await writeStreamingEvent(services, { streams, event: 'delete', payload: id, sourceKey: `${key}/delete:${id}` });
   }
 }
 
-/** Streams one committed outbox event (the consumer in src/effects/streaming.ts). */
-export async function publishOutboxEvent(services: Services, event: { type: string; [k: string]: unknown }): Promise<void> {
-  const statusId = typeof event.statusId === 'string' ? event.statusId : null;
+/**
+ * Streams one committed outbox fact (the consumer in src/effects/streaming.ts). `key` names the
+ * fact (`outbox:<event id>`): each frame written for it carries a source key made from it, so a
+ * retry writes no frame twice.
+ */
+export async function publishOutboxEvent(services: Services, event: HandledBy<'streaming'>, key: string): Promise<void> {
   switch (event.type) {
     case 'status.created':
     case 'status.reblogged':
-      if (statusId) await publishStatus(services, statusId, 'update');
+      await publishStatus(services, event.statusId, 'update', key);
       return;
     case 'status.updated':
-      if (statusId) await publishStatus(services, statusId, 'status.update');
+      await publishStatus(services, event.statusId, 'status.update', key);
       return;
     case 'status.deleted':
-      if (statusId) await publishDelete(services, statusId, Array.isArray(event.reblogIds) ? (event.reblogIds as string[]) : []);
+      await publishDelete(services, event.statusId, event.reblogIds, key);
       return;
     case 'filters.changed':
-      if (typeof event.accountId === 'string') await publishFiltersChanged(services, event.accountId);
+      await publishFiltersChanged(services, event.accountId, `${key}/filters_changed`);
       return;
     default:
-      return;
+      event satisfies never;
   }
 }
 
 /** `notification` on the account's user and user:notification streams (the notifications sink calls this). */
-export async function publishNotification(services: Services, accountId: string, notificationJson: unknown): Promise<void> {
-  await writeStreamingEvent(services, { streams: [`user:${accountId}`, `user:notification:${accountId}`], event: 'notification', payload: JSON.stringify(notificationJson) });
+export async function publishNotification(services: Services, accountId: string, notificationJson: { id: string }): Promise<void> {
+  await writeStreamingEvent(services, {
+    streams: [`user:${accountId}`, `user:notification:${accountId}`],
+    event: 'notification',
+    payload: JSON.stringify(notificationJson),
+    // One frame per notification, however often the notifications consumer hands it over.
+    sourceKey: `notification:${notificationJson.id}`,
+  });
 }
 
 /** `filters_changed` (no payload) on the account's user stream. */
-export async function publishFiltersChanged(services: Services, accountId: string): Promise<void> {
-  await writeStreamingEvent(services, { streams: [`user:${accountId}`], event: 'filters_changed', payload: null });
+export async function publishFiltersChanged(services: Services, accountId: string, sourceKey: string | null = null): Promise<void> {
+  await writeStreamingEvent(services, { streams: [`user:${accountId}`], event: 'filters_changed', payload: null, sourceKey });
 }
 
 /** `announcement` on the user stream of every local account (no source of announcements yet: the plumbing). */

@@ -24,6 +24,11 @@ export interface StreamingEventInput {
   authorId?: string | null;
   mentionIds?: readonly string[];
   authorDomain?: string | null;
+  /**
+   * What writes it, unique while the row is kept (`outbox:<event id>/update`, `notification:<id>`):
+   * a second write with the same key is dropped, not announced (a retried consumer).
+   */
+  sourceKey?: string | null;
 }
 
 export interface StreamingEventRow {
@@ -57,17 +62,20 @@ function toRow(r: Record<string, unknown>): StreamingEventRow {
 
 /**
  * Writes one event and announces it (one statement: the NOTIFY is delivered when, and only if,
- * the row commits). Every 256th row also deletes rows older than the resume window.
+ * the row commits), unless a row with its source key is there already (null is returned then).
+ * Every 256th row also deletes rows older than the resume window.
  */
 export async function writeStreamingEvent(services: Services, input: StreamingEventInput): Promise<string | null> {
   if (input.streams.length === 0) return null;
   const now = services.clock.now();
   const [row] = await services.db.sql.query<{ id: string }>(
     `with ins as (
-       insert into streaming_events (streams, event, payload, author_id, mention_ids, author_domain, created_at)
-       values ($1::text[], $2, $3, $4::bigint, $5::bigint[], $6, $7) returning id)
+       insert into streaming_events (streams, event, payload, author_id, mention_ids, author_domain, created_at, source_key)
+       values ($1::text[], $2, $3, $4::bigint, $5::bigint[], $6, $7, $8)
+       on conflict (source_key) where source_key is not null do nothing
+       returning id)
      select id::text, pg_notify('${STREAMING_CHANNEL}', id::text) from ins`,
-    [[...new Set(input.streams)], input.event, input.payload, input.authorId ?? null, input.mentionIds ?? [], input.authorDomain ?? null, now],
+    [[...new Set(input.streams)], input.event, input.payload, input.authorId ?? null, input.mentionIds ?? [], input.authorDomain ?? null, now, input.sourceKey ?? null],
   );
   if (row && BigInt(row.id) % 256n === 0n) {
     await services.db.sql.query(`delete from streaming_events where created_at < $1`, [new Date(now.getTime() - RESUME_WINDOW_MS)]);

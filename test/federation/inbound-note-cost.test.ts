@@ -27,7 +27,9 @@ import type { AddressInfo } from 'node:net';
 import { capturedStatements, eventually, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser } from '../helpers/auth.ts';
 import { AS_CONTEXT, startFakePeer, type FakePeer } from '../security/fake-peer.ts';
-import { createEffectDispatcher } from '../../src/effects/dispatch.ts';
+import { federateConsumer } from '../../src/effects/federate.ts';
+import { upcast, type StoredEvent } from '../../src/events/catalogue.ts';
+import type { ConsumerRecord } from '../../src/effects/registry.ts';
 import type { OutboxRecord } from '../../src/events/outbox.ts';
 import { FETCH_CARD_JOB } from '../../src/services/preview-cards.ts';
 
@@ -133,12 +135,13 @@ describe("a remote status's facts", () => {
       ['status.deleted', 'federation', false],
     ]);
 
-    // The dispatcher as the job worker runs it, without the surface consumers.
-    const dispatch = createEffectDispatcher(roost.services, roost.federation);
+    // The federate consumer as the event job runs it (the fact upcast first), without the others.
+    const federate = federateConsumer(roost.services, roost.federation);
+    const dispatch = (r: OutboxRecord) => federate({ ...r, event: upcast(r.event as unknown as StoredEvent, r.actorId) } as ConsumerRecord<'federate'>);
     const db = roost.services.db;
     const jobs = async () => Number((await db.sql.query<{ n: string }>(`select count(*) as n from jobs`))[0]!.n);
     const record = (f: (typeof facts)[number]): OutboxRecord => ({
-      id: f.id, actorKind: 'status', actorId: id, actorVersion: null, origin: 'federation', event: f.payload as OutboxRecord['event'],
+      id: f.id, actorKind: 'status', actorId: id, actorVersion: null, origin: 'federation', event: f.payload as unknown as OutboxRecord['event'],
     });
     const jobsBefore = await jobs();
     for (const f of facts) {

@@ -242,13 +242,13 @@ describe('statuses between two instances', () => {
       replyOnB.id,
       editedAt,
     ]);
-    // The fact the edits branch records: effects/dispatch.ts sends the Update(Note).
+    // The fact the edits branch records: effects/federate.ts sends the Update(Note).
     await b.services.db.sql.transaction((sql) =>
       recordEvent(b.services, sql, {
         actorKind: 'status',
         actorId: replyOnB.id,
         origin: 'client',
-        event: { type: 'status.updated', statusId: replyOnB.id, accountId: bob.account.id },
+        event: { type: 'status.updated', statusId: replyOnB.id, accountId: bob.account.id, local: true },
       }),
     );
     const onA = await eventually(async () => {

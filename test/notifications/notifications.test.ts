@@ -12,7 +12,7 @@ import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { notificationsConsumer, type NotificationSink } from '../../src/effects/notifications.ts';
 import { renderNotifications } from '../../src/api/render-notifications.ts';
 import { closePoll } from '../../src/services/polls.ts';
-import type { OutboxRecord } from '../../src/events/outbox.ts';
+import type { ConsumerRecord } from '../../src/effects/registry.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -51,7 +51,7 @@ async function clear(...users: TestUser[]) {
   for (const u of users) expect((await u.api('/api/v1/notifications/clear', { method: 'POST' })).status).toBe(200);
 }
 
-async function outboxRecord(where: string, params: unknown[]): Promise<OutboxRecord> {
+async function outboxRecord(where: string, params: unknown[]): Promise<ConsumerRecord<'notifications'>> {
   const [r] = await roost.services.db.sql.query<{ id: string; actor_kind: string; actor_id: string; actor_version: number | null; origin: string; payload: any }>(
     `select id::text, actor_kind, actor_id::text, actor_version, origin, payload from outbox_events where ${where} order by id desc limit 1`,
     params,

@@ -13,7 +13,7 @@ import { followAccount } from '../../src/services/follows.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { notificationsConsumer, type NotificationSink } from '../../src/effects/notifications.ts';
 import { renderNotifications } from '../../src/api/render-notifications.ts';
-import type { OutboxRecord } from '../../src/events/outbox.ts';
+import type { ConsumerRecord } from '../../src/effects/registry.ts';
 import type { Account } from '../../src/db/entities/index.ts';
 
 let a: TestRoost;
@@ -79,7 +79,7 @@ async function severed(u: TestUser): Promise<any[]> {
   return res.body as any[];
 }
 
-async function outboxRecord(eventId: string): Promise<OutboxRecord> {
+async function outboxRecord(eventId: string): Promise<ConsumerRecord<'notifications'>> {
   const [r] = await a.services.db.sql.query<{ id: string; actor_kind: string; actor_id: string; actor_version: number | null; origin: string; payload: any }>(
     `select id::text, actor_kind, actor_id::text, actor_version, origin, payload from outbox_events
       where type = 'relationships.severed' and payload->>'eventId' = $1`,

@@ -224,7 +224,7 @@ describe('the streaming API', () => {
     const sse = await SseClient.open(roost, '/api/v1/streaming?stream=user:notification', erin.token);
     expect(sse.status).toBe(200);
     await sleep(100);
-    await publishNotification(roost.services, erin.account.id, { id: '7', type: 'mention' });
+    await publishNotification(roost.services, erin.account.id, { id: '7', type: 'mention' } as { id: string });
     const got = await w.waitFor((f) => f.event === 'notification', 2);
     expect(got.map((f) => [f.stream, f.payload])).toEqual([
       [['user'], '{"id":"7","type":"mention"}'],
@@ -232,7 +232,7 @@ describe('the streaming API', () => {
     ]);
     const [n] = await sse.waitFor((e) => e.event === 'notification');
     expect(n.data).toBe('{"id":"7","type":"mention"}');
-    await publishOutboxEvent(roost.services, { type: 'filters.changed', accountId: erin.account.id });
+    await publishOutboxEvent(roost.services, { type: 'filters.changed', accountId: erin.account.id }, 'outbox:test');
     const [fc] = await w.waitFor((f) => f.event === 'filters_changed');
     expect(fc).toEqual({ stream: ['user'], event: 'filters_changed', id: fc.id });
     const original = await post(bob, 'boost me');

@@ -106,7 +106,7 @@ beforeAll(async () => {
       actorId: remoteStatus,
       actorVersion: null,
       origin: 'federation',
-      events: [{ type: 'status.created', statusId: remoteStatus, accountId: remoteId, visibility: 'public', inReplyToId: null }],
+      events: [{ type: 'status.created', statusId: remoteStatus, accountId: remoteId, local: false, visibility: 'public', inReplyToId: null }],
       now: clock.now(),
     });
   });

@@ -31,6 +31,7 @@ import { Migration20261127005000_notifications_surfaced } from './Migration20261
 import { Migration20261127040000_delivery_checkpoints } from './Migration20261127040000_delivery_checkpoints.ts';
 import { Migration20261127041000_untrusted_status_counts } from './Migration20261127041000_untrusted_status_counts.ts';
 import { Migration20261127090000_account_domain_blocks_domain } from './Migration20261127090000_account_domain_blocks_domain.ts';
+import { Migration20261128010000_streaming_source_key } from './Migration20261128010000_streaming_source_key.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -71,4 +72,5 @@ export const MIGRATIONS = [
   Migration20261127040000_delivery_checkpoints,
   Migration20261127041000_untrusted_status_counts,
   Migration20261127090000_account_domain_blocks_domain,
+  Migration20261128010000_streaming_source_key,
 ];

@@ -1,17 +1,16 @@
 /**
- * Routes each committed outbox event (src/events/outbox.ts) to its consumers. The outbox holds
- * facts (`follow.requested`, `account.moved` …); this file alone decides what they mean outside
- * the transaction:
+ * The federate consumer of the outbox (declared in src/events/consumers.ts): what a committed fact
+ * (`follow.requested`, `account.moved` …) means for other servers. Is a remote party involved?
+ * Then build the activity (pure builders in federation/convert/to-as.ts) and queue its delivery
+ * (federation/delivery.ts: one job per activity, the priority lane for a few inboxes, the bulk
+ * lane for fan-outs).
  *
- *   federate  is a remote party involved? then build the activity (pure builders in
- *             federation/convert/to-as.ts) and queue its delivery (federation/delivery.ts: one
- *             job per activity, the priority lane for a few inboxes, the bulk lane for fan-outs);
- *   surface   notifications, streaming, Web Push and webhooks plug in at `surface()` below
- *             (later issues): they receive every event, local-only ones included.
- *
- * A federation failure never fails the local operation: the event job is retried. Each federate
- * handler re-reads the rows and acts only if they are still in the state the event was about (a
- * request withdrawn meanwhile sends no Follow). effects/ never calls into services.
+ * A federation failure never fails the local operation: this consumer is retried on its own
+ * (effects/registry.ts). Under that retry it sends nothing twice: the deliveries one fact causes
+ * are prepared first and queued together in one statement at the end (all or none), and every
+ * activity id is stable (a Move's is its outbox event's). Each case re-reads the rows and acts
+ * only if they are still in the state the fact was about (a request withdrawn meanwhile sends no
+ * Follow). effects/ never calls into services.
  */
 import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
@@ -20,7 +19,8 @@ import type { RoostFederation } from '../federation/index.ts';
 import type { Activity } from '@fedify/vocab';
 import { localActorDocument } from '../federation/actor.ts';
 import { INSTANCE_ACTOR, instanceActorUri } from '../federation/instance-actor.ts';
-import { sendActivity, type Recipients, type SendOptions } from '../federation/delivery.ts';
+import { enqueueDeliveries, prepareDelivery, type Recipients, type SendOptions } from '../federation/delivery.ts';
+import type { EnqueueSpec } from '../jobs/queue.ts';
 import {
   toAsAccept,
   toAsBlock,
@@ -45,7 +45,7 @@ import {
 } from '../federation/convert/to-as.ts';
 import { loadVoteAs, localPollStatusId, remoteVoters } from '../federation/polls.ts';
 import { announceFacts, loadStatusAs, loadStatusesAs, recipientOfRow, type StatusAsRow } from '../federation/statuses.ts';
-import type { OutboxRecord } from '../events/outbox.ts';
+import type { ConsumerHandler } from './registry.ts';
 
 function recipientOf(account: Account) {
   return {
@@ -81,17 +81,23 @@ function endsOf(follow: FollowRow, follower: Account, target: Account): FollowEn
 
 const isLocal = (a: Account) => a.domain === null;
 
-export type EventConsumer = (record: OutboxRecord) => Promise<void>;
-
-export function createEffectDispatcher(services: Services, federation: RoostFederation, surface: EventConsumer[] = []) {
+export function federateConsumer(services: Services, federation: RoostFederation): ConsumerHandler<'federate'> {
   const log = services.log.child({ module: 'effects' });
 
-  const federate = async (record: OutboxRecord): Promise<void> => {
-    const event = record.event as Record<string, string> & { type: string };
+  return async function federate(record): Promise<void> {
+    const deliveries: EnqueueSpec[] = [];
+    await federateFact(record, deliveries);
+    await enqueueDeliveries(services, deliveries);
+  };
+
+  async function federateFact(record: Parameters<ConsumerHandler<'federate'>>[0], deliveries: EnqueueSpec[]): Promise<void> {
+    const event = record.event;
     const em = services.db.em();
     const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
-    const send = (sender: string, recipients: Recipients, activity: Activity, opts: SendOptions = {}) =>
-      sendActivity(services, ctx, sender, recipients, activity, opts);
+    const send = async (sender: string, recipients: Recipients, activity: Activity, opts: SendOptions = {}) => {
+      const spec = await prepareDelivery(services, ctx, sender, recipients, activity, opts);
+      if (spec) deliveries.push(spec);
+    };
     const sendActorUpdate = async (account: Account) => {
       const actor = await localActorDocument(services, ctx, account);
       // Updates and the Move of one account arrive in order.
@@ -137,21 +143,21 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       return author ? [author] : [];
     };
     /** A local reblog and its original (null unless the reblog is `deleted` as asked). */
-    const loadReblog = async (reblogId: string, deleted: boolean) => {
-      const rows = await loadStatusesAs(services, ctx, [reblogId, event.reblogOfId!]);
+    const loadReblog = async (reblogId: string, reblogOfId: string, deleted: boolean) => {
+      const rows = await loadStatusesAs(services, ctx, [reblogId, reblogOfId]);
       const reblog = rows.get(reblogId);
-      const original = rows.get(event.reblogOfId!);
+      const original = rows.get(reblogOfId);
       if (!reblog || !original || !reblog.local || reblog.deleted !== deleted || reblog.reblogOfId !== original.id) return null;
       return { reblog, original, facts: announceFacts(reblog, original) };
     };
     // A remote status's creation, edit or deletion is not ours to federate: its facts say so
     // (`local: false`), so the status is not loaded to find out (facts recorded before the flag
-    // existed are loaded and checked as before).
-    if ((event.type === 'status.created' || event.type === 'status.updated' || event.type === 'status.deleted') && (event.local as unknown) === false) return;
+    // existed say null: loaded and checked as before).
+    if ((event.type === 'status.created' || event.type === 'status.updated' || event.type === 'status.deleted') && event.local === false) return;
     switch (event.type) {
       // A local status: Create(Note) to its audience (nothing if it was deleted meanwhile).
       case 'status.created': {
-        const s = await loadStatusAs(services, ctx, event.statusId ?? record.actorId);
+        const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || s.deleted || s.reblogOfId) return;
         await sendToAudience(s, toAsCreateNote(s.note), await repliedTo(s));
         log.info({ statusId: s.id, visibility: s.note.visibility }, 'Create(Note) sent');
@@ -159,14 +165,14 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       }
       // A local status was edited (the edits branch records status.updated): Update(Note).
       case 'status.updated': {
-        const s = await loadStatusAs(services, ctx, event.statusId ?? record.actorId);
+        const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || s.deleted || s.reblogOfId) return;
         await sendToAudience(s, toAsUpdateNote(s.note), await repliedTo(s));
         return;
       }
       // A local status was deleted: Delete(Tombstone) to the same audience.
       case 'status.deleted': {
-        const s = await loadStatusAs(services, ctx, event.statusId ?? record.actorId);
+        const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || !s.deleted || s.reblogOfId) return;
         // Also the servers of those who reblogged it (their reblogs go with it there too).
         const rebloggers = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
@@ -182,7 +188,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       case 'status.reblogged':
       case 'status.unreblogged': {
         const undo = event.type === 'status.unreblogged';
-        const found = await loadReblog(event.statusId ?? record.actorId, undo);
+        const found = await loadReblog(event.statusId, event.reblogOfId, undo);
         if (!found) return;
         const author = await remoteAuthorOf(found.original.accountId);
         const activity = undo ? toAsUndoAnnounce(found.facts) : toAsAnnounce(found.facts);
@@ -197,12 +203,12 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         if (undo === !!fav) return;
         const [account, status] = await Promise.all([
           em.findOne(AccountSchema, { id: event.accountId, domain: null }),
-          loadStatusAs(services, ctx, event.statusId!),
+          loadStatusAs(services, ctx, event.statusId),
         ]);
         if (!account || !status || status.local) return;
         const author = await remoteAuthorOf(status.accountId);
         if (!author) return;
-        const like = { favouriteId: event.favouriteId!, actorUri: account.uri, objectUri: status.note.uri };
+        const like = { favouriteId: event.favouriteId, actorUri: account.uri, objectUri: status.note.uri };
         await send(account.username, recipientOfRow(author), undo ? toAsUndoLike(like) : toAsLike(like), {
           orderingKey: `favourite ${account.uri} ${status.note.uri}`,
         });
@@ -212,7 +218,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       // tallies to the status' audience, its remote voters and those who reblogged it (Mastodon's
       // DistributePollUpdateWorker). The machine emits this at most once per 3 minutes per poll.
       case 'poll.updated': {
-        const statusId = await localPollStatusId(services, event.pollId ?? record.actorId);
+        const statusId = await localPollStatusId(services, event.pollId);
         const s = statusId ? await loadStatusAs(services, ctx, statusId) : null;
         if (!s || !s.local || s.deleted || !s.note.poll || !s.pollId) return;
         // A poll hiding its totals tells nobody until its end (Mastodon sends no Update for it).
@@ -228,8 +234,8 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
       }
       // A local account voted on a remote poll: one Create(Note) per choice to the poll's author.
       case 'poll.voted': {
-        // (Only this case gets a job: outbox.ts needsEventJob; pollLocal is absent on events recorded before it existed.)
-        const voted = record.event as unknown as { pollId: string; voterId: string; choices: number[]; local: boolean; pollLocal?: boolean };
+        // (Only such a vote gets a job: events/consumers.ts; pollLocal is null on votes recorded before it existed.)
+        const voted = event;
         if (!voted.local || voted.pollLocal === true) return;
         const vote = await loadVoteAs(services, voted.pollId, voted.voterId, voted.choices);
         if (!vote) return;
@@ -288,7 +294,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         ]);
         if (!follower || !target || isLocal(follower) || !isLocal(target)) return;
         await send(target.username, recipientOf(follower),
-          toAsRejectActivity({ targetUri: target.uri, followerUri: follower.uri, activityUri: event.activityUri!, eventId: record.id }),
+          toAsRejectActivity({ targetUri: target.uri, followerUri: follower.uri, activityUri: event.activityUri, eventId: record.id }),
           { orderingKey: relationshipKey(follower, target) },
         );
         return;
@@ -312,9 +318,10 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         if (!account || account.suspendedAt || account.movedToAccountId !== event.targetAccountId) return;
         const target = await em.findOneOrFail(AccountSchema, { id: event.targetAccountId });
         await sendActorUpdate(account);
-        // A fresh id each time: a replayed Move must not be taken for one already processed.
+        // The outbox event's id: a replayed Move (its own event) is not taken for one already
+        // processed, and a retry of this consumer sends the same Move.
         await send(account.username, 'followers',
-          toAsMove({ actorUri: account.uri, targetUri: target.uri, moveId: services.ids.next() }),
+          toAsMove({ actorUri: account.uri, targetUri: target.uri, moveId: record.id }),
           { preferSharedInbox: true, orderingKey: account.uri },
         );
         log.info({ accountId: account.id, target: target.uri }, 'Move sent');
@@ -353,7 +360,7 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
           `select r.id::text, r.target_account_id::text, r.comment, r.forwarded,
                   array(select s.uri from statuses s where s.id = any(r.status_ids) and s.account_id = r.target_account_id order by s.id) as status_uris
              from reports r where r.id = $1`,
-          [event.reportId ?? record.actorId],
+          [event.reportId],
         );
         if (!report?.forwarded) return;
         const target = await em.findOne(AccountSchema, { id: report.target_account_id });
@@ -366,15 +373,8 @@ export function createEffectDispatcher(services: Services, federation: RoostFede
         return;
       }
       default:
-        // Facts with no meaning for other servers (follow.updated, follow.blocked, local-only
-        // follows, moderation flags …): nothing to federate.
-        return;
+        // The compiler checks that every fact declared for this consumer has its case.
+        event satisfies never;
     }
-  };
-
-  return async function dispatch(record: OutboxRecord): Promise<void> {
-    await federate(record);
-    // Surface consumers (notifications, streaming, push, webhooks) plug in here.
-    for (const consume of surface) await consume(record);
-  };
+  }
 }

@@ -1,0 +1,77 @@
+/**
+ * Who listens to which facts: the declaration of every consumer of the outbox (their code is in
+ * src/effects/, registered in effects/registry.ts against this list). The outbox writer queues an
+ * event job only for a fact some consumer listens to, and the job runs only those consumers, each
+ * succeeding or retrying on its own (effects/registry.ts).
+ *
+ * A consumer is declared here with:
+ *   handles  the event types it acts on (checked against the catalogue by the compiler);
+ *   wants    optionally, a finer test of one fact (a vote concerns federation only when a local
+ *            account voted on a remote poll);
+ *   after    consumers whose work it reads, run before it in the same job; when one of them fails
+ *            it waits for that one's retry.
+ * CONSUMER_NAMES gives the order in which a job runs them.
+ */
+import type { EventOf, EventType, RoostEvent } from './catalogue.ts';
+
+/** Every consumer, in the order a job runs them. */
+export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications'] as const;
+export type ConsumerName = (typeof CONSUMER_NAMES)[number];
+
+interface Declaration<T extends EventType = EventType> {
+  readonly handles: readonly T[];
+  readonly wants?: (event: EventOf<T>) => boolean;
+  readonly after?: readonly ConsumerName[];
+}
+
+const declare = <const T extends EventType>(d: Declaration<T>): Declaration<T> => d;
+
+export const CONSUMERS = {
+  /** Activities to other servers (effects/federate.ts). */
+  federate: declare({
+    handles: [
+      'status.created', 'status.updated', 'status.deleted', 'status.reblogged', 'status.unreblogged',
+      'status.favourited', 'status.unfavourited', 'poll.updated', 'poll.voted',
+      'follow.requested', 'follow.accepted', 'follow.request_repeated', 'follow.rejected', 'follow.removed',
+      'follow.undone', 'follow.cancelled', 'follow.refused',
+      'account.updated', 'account.moved', 'account.move_replayed', 'block.created', 'block.removed', 'report.created',
+    ],
+    // A vote leaves the server only when a local account voted on a remote poll (null: recorded
+    // before pollLocal existed; the poll's row decides).
+    wants: (e) => e.type !== 'poll.voted' || (e.local && e.pollLocal !== true),
+  }),
+  /** Home, list and followed-tag feeds (effects/home-feeds.ts). */
+  'home-feeds': declare({ handles: ['status.created', 'status.reblogged', 'follow.accepted'] }),
+  /** Direct-message conversations (effects/conversations.ts). */
+  conversations: declare({
+    handles: ['status.created', 'status.deleted'],
+    wants: (e) => e.type !== 'status.created' || e.visibility === 'direct',
+  }),
+  /** The streaming event log (effects/streaming.ts): reads the feeds' and conversations' rows. */
+  streaming: declare({
+    handles: ['status.created', 'status.reblogged', 'status.updated', 'status.deleted', 'filters.changed'],
+    after: ['home-feeds', 'conversations'],
+  }),
+  /** Notification rows, then streaming and Web Push (effects/notifications.ts). */
+  notifications: declare({
+    handles: [
+      'status.created', 'status.reblogged', 'status.favourited', 'status.updated', 'status.unreblogged', 'status.unfavourited',
+      'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone',
+      'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed',
+    ],
+  }),
+} as const satisfies Record<ConsumerName, unknown>;
+
+/** The facts consumer `C` receives. */
+export type HandledBy<C extends ConsumerName> = EventOf<(typeof CONSUMERS)[C]['handles'][number]>;
+
+/** Whether consumer `name` acts on `event`. */
+export function listens(name: ConsumerName, event: RoostEvent): boolean {
+  const d = CONSUMERS[name] as Declaration;
+  return (d.handles as readonly string[]).includes(event.type) && (!d.wants || d.wants(event as never));
+}
+
+/** The consumers that act on `event`, in the order a job runs them. */
+export function listenersOf(event: RoostEvent): ConsumerName[] {
+  return CONSUMER_NAMES.filter((name) => listens(name, event));
+}
