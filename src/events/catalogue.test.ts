@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES, isEventType, upcast } from './catalogue.ts';
+import { EVENT_TYPES, isEventType, upcast, type EventOf } from './catalogue.ts';
 import { CONSUMERS, CONSUMER_NAMES, listenersOf } from './consumers.ts';
 import { needsEventJob, outboxCtes } from './outbox.ts';
 
@@ -25,13 +25,13 @@ describe('the consumer declarations', () => {
   });
 
   it('route each fact to the consumers that act on it', () => {
-    const created = { type: 'status.created', statusId: '1', accountId: '2', local: true, visibility: 'public', inReplyToId: null } as const;
+    const created: EventOf<'status.created'> = { type: 'status.created', statusId: '1', accountId: '2', local: true, visibility: 'public', inReplyToId: null };
     expect(listenersOf(created)).toEqual(['federate', 'home-feeds', 'streaming', 'notifications']);
     expect(listenersOf({ ...created, visibility: 'direct' })).toEqual(['federate', 'home-feeds', 'conversations', 'streaming', 'notifications']);
     expect(listenersOf({ type: 'filters.changed', accountId: '2' })).toEqual(['streaming']);
     expect(listenersOf({ type: 'follow.updated', followerId: '1', targetId: '2', reblogs: true, notify: false, languages: null })).toEqual([]);
     // A vote concerns another server only when a local account voted on a remote poll.
-    const vote = { type: 'poll.voted', pollId: '1', voterId: '2', choices: [0], local: true, pollLocal: false } as const;
+    const vote: EventOf<'poll.voted'> = { type: 'poll.voted', pollId: '1', voterId: '2', choices: [0], local: true, pollLocal: false };
     expect(listenersOf(vote)).toEqual(['federate']);
     expect(listenersOf({ ...vote, pollLocal: true })).toEqual([]);
     expect(listenersOf({ ...vote, local: false })).toEqual([]);
@@ -66,8 +66,8 @@ describe('upcast', () => {
 
 describe('the outbox write', () => {
   const base = { actorKind: 'poll', actorId: '1', actorVersion: 2, origin: 'client' as const, now: new Date('2026-11-28T00:00:00Z') };
-  const localVote = { type: 'poll.voted', pollId: '1', voterId: '2', choices: [0], local: true, pollLocal: true } as const;
-  const closed = { type: 'poll.closed', pollId: '1', voterIds: ['2'], authorId: '3' } as const;
+  const localVote: EventOf<'poll.voted'> = { type: 'poll.voted', pollId: '1', voterId: '2', choices: [0], local: true, pollLocal: true };
+  const closed: EventOf<'poll.closed'> = { type: 'poll.closed', pollId: '1', voterIds: ['2'], authorId: '3' };
 
   it('queues no job and wakes nobody when no consumer listens', () => {
     const w = outboxCtes({ ...base, events: [localVote] }, 1, 'true');
