@@ -8,6 +8,7 @@ import {
   enqueue,
   enqueueMany,
   getJob,
+  RetryRemaining,
   startWorkers,
   type ClaimedJob,
   type Job,
@@ -263,6 +264,37 @@ describe('worker pool', () => {
     p.wake();
     await waitUntil(async () => (await getJob(sql, id)) === undefined, 5_000, 'second attempt');
     expect(calls).toBe(2);
+  });
+
+  it('retries only what is left of a job that partly failed (RetryRemaining), counting the attempt', async () => {
+    const clock = createManualClock(new Date('2026-05-01T00:00:00Z'));
+    const seen: unknown[] = [];
+    const p = pool({
+      sql,
+      clock,
+      backoff: () => 5_000,
+      pollIntervalMs: 20,
+      handlers: {
+        parts: async (payload: { left: string[] }) => {
+          seen.push(payload.left);
+          if (payload.left.length > 1) throw new RetryRemaining({ left: payload.left.slice(1) }, `${payload.left[0]} done, the rest failed`);
+        },
+      },
+    });
+    const id = await enqueue(sql, { kind: 'parts', payload: { left: ['a', 'b', 'c'] }, maxAttempts: 5 }, { clock });
+    await waitUntil(async () => (await getJob(sql, id))?.state === 'pending' && seen.length === 1, 5_000, 'the first attempt to settle');
+    const after = (await getJob(sql, id))!;
+    expect(after.payload).toEqual({ left: ['b', 'c'] });
+    expect(after.attempts).toBe(1);
+    expect(after.runAt.toISOString()).toBe('2026-05-01T00:00:05.000Z');
+    expect(after.lastError).toContain('a done, the rest failed');
+    clock.advance(5_000);
+    p.wake();
+    await waitUntil(async () => (await getJob(sql, id))?.attempts === 2 && seen.length === 2, 5_000, 'the second attempt');
+    clock.advance(5_000);
+    p.wake();
+    await waitUntil(async () => (await getJob(sql, id)) === undefined, 5_000, 'the last part to finish');
+    expect(seen).toEqual([['a', 'b', 'c'], ['b', 'c'], ['c']]);
   });
 
   it('keeps running after a handler throws and dead-letters unknown kinds', async () => {
