@@ -142,17 +142,10 @@ const JOB_MAX_ATTEMPTS = 1_000;
  * Queues an activity from a local actor: one job row, whatever the number of recipients. Returns
  * the activity id, or null when there is nobody to send it to.
  */
-export async function sendActivity(
-  services: Services,
-  ctx: Context<void>,
-  sender: string,
-  recipients: Recipients,
-  activity: Activity,
-  opts: SendOptions = {},
-): Promise<string | null> {
-  const spec = await prepareDelivery(services, ctx, sender, recipients, activity, opts);
+export async function sendActivity(...args: Parameters<typeof prepareDelivery>): Promise<string | null> {
+  const spec = await prepareDelivery(...args);
   if (!spec) return null;
-  await enqueueDeliveries(services, [spec]);
+  await enqueueDeliveries(args[0], [spec]);
   return (spec.payload as DeliveryJob).activityId;
 }
 
