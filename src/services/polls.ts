@@ -4,7 +4,7 @@
  * account id or a remote actor URI), written in the transaction of the step that counts them; the
  * snapshot holds the tallies only, so a vote costs the same on the 10,000th voter as on the first.
  *
- *   createPoll          with its status, in the status' transaction (statuses.ts createStatus)
+ *   createPoll          with its status, in the status' transaction (status-writer.ts insertStatus)
  *   votePoll            a local account votes (POST /api/v1/polls/:id/votes)
  *   recordRemoteVote    a remote actor's vote on a local poll (inbound Create(Note) with `name`)
  *   applyRemoteTally    a remote poll's counts from its server (inbound Update(Question))
