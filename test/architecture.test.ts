@@ -7,7 +7,8 @@
  *     `services.db`: routes call services and read modules;
  *   - a machine (actors/, tests aside) imports xstate and files under actors/ only;
  *   - a service (src/services) does not import the job queue (src/jobs): it schedules through
- *     events/timers.ts and writes events through the actor store;
+ *     events/timers.ts and writes events through the actor store, the one service that imports
+ *     the outbox writer (events/outbox.ts; its types are free to all);
  *   - effects (src/effects) do not import services: timers come back through services/timers.ts;
  *   - the event spine (src/events) imports nothing above it: only itself, the database layer, the
  *     job queue, small libraries and the actors' types (services, effects, federation, streaming,
@@ -70,6 +71,9 @@ export function violations(files: readonly SourceFile[]): string[] {
         found.push(`${file}: a machine imports ${imp.specifier} (only xstate and actors/ files)`);
       }
       if (file.startsWith('src/services/') && to.startsWith('src/jobs/')) found.push(`${file}: a service imports the job queue (${imp.specifier})`);
+      if (file.startsWith('src/services/') && file !== 'src/services/actor-store.ts' && !imp.typeOnly && to === 'src/events/outbox.ts') {
+        found.push(`${file}: a service writes the outbox by hand (${imp.specifier}): the actor store writes it`);
+      }
       if (file.startsWith('src/effects/') && to.startsWith('src/services/')) found.push(`${file}: effects import a service (${imp.specifier})`);
       if (file.startsWith('src/events/') && !isTest && imp.specifier.startsWith('.') && !EVENTS_MAY_IMPORT.some((p) => to.startsWith(p))) {
         found.push(`${file}: the event spine imports ${imp.specifier} (above it)`);
@@ -117,6 +121,7 @@ describe('architecture', () => {
       { file: 'src/api/v1/gadgets.ts', text: `export const x = (s) => s.services.db.sql.query('select 1');\n` },
       { file: 'actors/poll/poll.machine.ts', text: `import { setup } from 'xstate';\nimport { Services } from '../../src/context.ts';\n` },
       { file: 'src/services/polls.ts', text: `import { enqueue } from '../jobs/queue.ts';\n` },
+      { file: 'src/services/scheduled-statuses.ts', text: `import { writeOutbox } from '../events/outbox.ts';\n` },
       { file: 'src/effects/surface.ts', text: `import { expireMute } from '../services/relationships.ts';\n` },
       { file: 'src/streaming/hub.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
       { file: 'config/index.ts', text: `import { parseProxyRange } from '../src/lib/client-address.ts';\n` },
@@ -131,6 +136,8 @@ describe('architecture', () => {
       { file: 'src/http/server.ts', text: `import uws from '@btc-vision/uwebsockets.js';\n` },
       { file: 'src/services/polls.ts', text: `import { scheduleTimer } from '../events/timers.ts';\n` },
       { file: 'src/events/catalogue.ts', text: `import type { PollEmitted } from '../../actors/poll/poll.machine.ts';\nimport type { Sql } from '../db/sql.ts';\n` },
+      { file: 'src/services/polls.ts', text: `import type { OutboxEvent } from '../events/outbox.ts';\n` },
+      { file: 'src/services/actor-store.ts', text: `import { writeOutbox } from '../events/outbox.ts';\n` },
     ];
     expect(violations(fine)).toEqual([]);
   });

@@ -19,23 +19,32 @@
  *   5. project the state columns from the new snapshot (the store is their only writer) and
  *      store the snapshot with its definition version;
  *   6. write every event the machine emitted to the outbox with the actor's kind, id, version
- *      and the step's origin (src/events/outbox.ts); effects/ acts on them after commit.
+ *      and the step's origin (src/events/outbox.ts); effects/ acts on them after commit;
+ *   7. schedule and cancel the timers those events ask for, as the table declares them
+ *      (`timers`: a poll's close, a scheduled status's publication), in the same transaction.
+ *
+ * With `oneStatement`, a hot actor's step (a poll's vote) is first tried as ONE statement without
+ * a transaction (see stepActorInOneStatement), and takes the path above only when that does not
+ * apply. `createActor` writes a new row with its initial snapshot, events and timers, for
+ * lifecycles whose row is created with something else (a poll with its status).
  *
  * A lifecycle plugs in with an `ActorTable`: its kind, table, how to find the row of a key, the
- * machine definition, the columns a snapshot projects, and (when steps may create the row) the
- * columns of a new row. See FOLLOW_TABLE (services/follows.ts) and ACCOUNT_TABLE
- * (services/account-actor.ts). Rows are written with plain SQL (one statement each) and handed
- * back as entities merged into the caller's EntityManager.
+ * machine definition, the columns a snapshot projects, (when steps may create the row) the
+ * columns of a new row, and the timers its events ask for. See FOLLOW_TABLE (services/follows.ts),
+ * ACCOUNT_TABLE (services/account-actor.ts) and POLL_TABLE (services/polls.ts). Rows are written
+ * with plain SQL (one statement each) and handed back as entities merged into the caller's
+ * EntityManager.
  */
 import type { EntityManager, EntityName } from '@mikro-orm/core';
-import type { AnyStateMachine, EventFromLogic, InputFrom } from 'xstate';
+import type { AnyStateMachine, EmittedFrom, EventFromLogic, InputFrom } from 'xstate';
 import type { Services } from '../context.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { prepared } from '../db/prepared.ts';
 import { RoostError } from '../lib/errors.ts';
-import { step, type PersistedSnapshot, type PersistedSnapshotOf, type Rejection } from '../../actors/runtime/step.ts';
+import { create, step, type PersistedSnapshot, type PersistedSnapshotOf, type Rejection } from '../../actors/runtime/step.ts';
 import { stampSnapshot, upgradeSnapshot, type MachineDefinition, type StoredSnapshot } from '../../actors/runtime/definition.ts';
 import { outboxCtes, writeOutbox, type Origin, type OutboxEvent } from '../events/outbox.ts';
+import { cancelTimers, scheduleTimer, type TimerEvent } from '../events/timers.ts';
 
 export type { Origin } from '../events/outbox.ts';
 
@@ -56,6 +65,14 @@ export interface ProjectContext<K, X> {
   /** The id of the row (a new one when the step creates it). */
   id: string;
 }
+
+/** What an emitted event asks of the timers: one scheduled (named by its dedupe key), or some dropped. */
+export type TimerChange = { schedule: TimerEvent; runAt: Date; key: string } | { cancel: readonly string[] };
+
+/** Per type of event the machine emits, the timers it asks for (applied in order, in the step's transaction). */
+export type TimerDeclarations<M extends AnyStateMachine> = {
+  [T in EmittedFrom<M>['type']]?: (event: Extract<EmittedFrom<M>, { type: T }>) => readonly TimerChange[];
+};
 
 export interface ActorTable<M extends AnyStateMachine, K, R extends object, X = undefined> {
   /** The actor kind written to the outbox (`follow`, `account`, later `poll`, `status` …). */
@@ -80,6 +97,24 @@ export interface ActorTable<M extends AnyStateMachine, K, R extends object, X = 
   casts?: Record<string, string>;
   /** State that lives in another table (e.g. users.disabled), written in the same transaction. */
   projectElsewhere?(sql: Sql, snapshot: PersistedSnapshotOf<M>, ctx: ProjectContext<K, X>): Promise<void>;
+  /** The timers the emitted events ask for (services/timers.ts steps them back in when due). */
+  timers?: TimerDeclarations<M>;
+}
+
+/** The timer changes an event asks for under the table's declaration (none: no declaration for its type). */
+function timerChanges<M extends AnyStateMachine>(table: { timers?: TimerDeclarations<M> }, event: OutboxEvent): readonly TimerChange[] | undefined {
+  const declared = table.timers as Record<string, ((e: OutboxEvent) => readonly TimerChange[]) | undefined> | undefined;
+  return declared?.[event.type]?.(event);
+}
+
+/** Schedules and cancels the timers the emitted events ask for, in the caller's transaction. */
+async function applyTimers<M extends AnyStateMachine>(services: Services, sql: Sql, table: { timers?: TimerDeclarations<M> }, emitted: readonly OutboxEvent[]): Promise<void> {
+  for (const e of emitted) {
+    for (const change of timerChanges(table, e) ?? []) {
+      if ('cancel' in change) await cancelTimers(sql, change.cancel);
+      else await scheduleTimer(sql, change.schedule, { runAt: change.runAt, dedupeKey: change.key, clock: services.clock });
+    }
+  }
 }
 
 export interface StepActorOptions<X> {
@@ -88,6 +123,39 @@ export interface StepActorOptions<X> {
   em?: EntityManager;
   extra?: X;
 }
+
+/**
+ * A step tried first as one statement (stepActorInOneStatement), for a hot actor. The event is
+ * then built from the row read, with the `read` columns; when the one statement does not apply,
+ * the step's own event (or event function) is stepped on the transactional path.
+ */
+export interface OneStatement<M extends AnyStateMachine> {
+  event(row: RawRow): EventFromLogic<M>;
+  /** More of a select list read with the row (e.g. whether a voter has voted); its params are numbered from $1 and renumbered after the table's. */
+  read?: { columns: string; params: unknown[] };
+  /**
+   * A data-modifying statement written with the step, only when the actor's row is: it selects
+   * from the CTE `written` (the actor's row, column `id`). Params numbered from $1, renumbered
+   * here. If it fails (a unique key taken meanwhile), nothing of the step is written and the
+   * read and step run again.
+   */
+  alsoWrite?: { sql: string; params: unknown[] };
+  /**
+   * Guess the row instead of reading it first: the row this process last wrote for the actor
+   * (see {@link rowGuesses}), with `assume` standing for the `read` columns (e.g. `{ voted: false }`).
+   * A wrong guess writes nothing — the version check finds no row, or `alsoWrite`'s unique key
+   * refuses (a voter who has voted) — and the guess is dropped for a real read; a guess the
+   * machine refuses is read again too, so a refusal always comes from the stored row.
+   */
+  optimistic?: { assume: Record<string, unknown> };
+}
+
+/**
+ * The event of a transactional step: the event itself, or a function that first writes what must
+ * come before the step in its transaction (a vote's row, before the poll's lock) and returns it;
+ * in stepActor's own transaction, what it wrote is rolled back when the step is refused.
+ */
+export type StepEvent<M extends AnyStateMachine> = EventFromLogic<M> | ((sql: Sql) => Promise<EventFromLogic<M>>);
 
 export type StepActorResult<M extends AnyStateMachine, R> =
   | {
@@ -111,23 +179,46 @@ export type StepActorResult<M extends AnyStateMachine, R> =
 
 const MAX_ATTEMPTS = 3;
 
-/** Steps the actor of `key` with `event`, persisting row, snapshot and events in one transaction. */
+/**
+ * Steps the actor of `key` with `event`, persisting row, snapshot, events and timers in one
+ * transaction; with `oneStatement`, in one statement when it applies (the accepted result then
+ * has no row: it is not read back).
+ */
+export async function stepActor<M extends AnyStateMachine, K, R extends object>(
+  services: Services,
+  table: ActorTable<M, K, R, undefined>,
+  key: K,
+  event: StepEvent<M>,
+  opts: StepActorOptions<undefined> & { oneStatement: OneStatement<M> },
+): Promise<OneStatementStepResult<M, R>>;
 export async function stepActor<M extends AnyStateMachine, K, R extends object, X = undefined>(
   services: Services,
   table: ActorTable<M, K, R, X>,
   key: K,
-  event: EventFromLogic<M>,
+  event: StepEvent<M>,
   opts: StepActorOptions<X>,
-): Promise<StepActorResult<M, R>> {
+): Promise<StepActorResult<M, R>>;
+export async function stepActor<M extends AnyStateMachine, K, R extends object, X = undefined>(
+  services: Services,
+  table: ActorTable<M, K, R, X>,
+  key: K,
+  event: StepEvent<M>,
+  opts: StepActorOptions<X> & { oneStatement?: OneStatement<M> },
+): Promise<OneStatementStepResult<M, R>> {
+  if (opts.oneStatement && !opts.em) {
+    const r = await stepActorInOneStatement(services, table as ActorTable<M, K, R, undefined>, key, opts.oneStatement, opts.origin);
+    if (r) return r;
+  }
   const run = async (tx: EntityManager): Promise<StepActorResult<M, R>> => {
     const sql = sqlFromEm(tx);
+    const ev = typeof event === 'function' ? await (event as (sql: Sql) => Promise<EventFromLogic<M>>)(sql) : event;
     const { where, params } = table.locate(key);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const [row] = await sql.query<RawRow>(`select ${table.select ?? '*'} from ${table.table} where ${where} for no key update of ${table.table}`, params);
       if (!row && !table.insert) throw new RoostError(404, 'Record not found');
       const stored = (row?.machine as StoredSnapshot | null | undefined) ?? (row && table.seed ? table.seed(row) : undefined);
       const previous = stored ? upgradeSnapshot(table.definition, stored, row && table.migrationFacts ? table.migrationFacts(row) : undefined) : undefined;
-      const r = step(table.definition.machine, previous, event, table.input(key));
+      const r = step(table.definition.machine, previous, ev, table.input(key));
       if (!r.accepted) {
         return {
           accepted: false,
@@ -146,11 +237,11 @@ export async function stepActor<M extends AnyStateMachine, K, R extends object, 
         now,
         row: row ?? null,
         previous,
-        event,
+        event: ev,
         extra: opts.extra as X,
         id: row ? String(row.id) : services.ids.next(),
       };
-      const { names, values, cast } = rowColumns(table, r.snapshot, r.version, ctx, row);
+      const { names, values, cast } = rowColumns(table, r.snapshot, r.version, ctx, row ? {} : table.insert!(ctx));
       const written = row
         ? await sql.query<RawRow>(
             `update ${table.table} set ${names.map((n, i) => `${n} = $${i + 1}${cast(n)}`).join(', ')}
@@ -172,6 +263,7 @@ export async function stepActor<M extends AnyStateMachine, K, R extends object, 
         events: r.emitted as OutboxEvent[],
         now,
       });
+      await applyTimers(services, sql, table, r.emitted as OutboxEvent[]);
       return {
         accepted: true,
         row: tx.map(table.entity, written[0] as never),
@@ -183,20 +275,66 @@ export async function stepActor<M extends AnyStateMachine, K, R extends object, 
     }
     throw new RoostError(409, 'The record changed meanwhile; try again');
   };
-  return opts.em ? run(opts.em) : services.db.em().transactional(run);
+  if (opts.em) return run(opts.em);
+  if (typeof event !== 'function') return services.db.em().transactional(run);
+  // In its own transaction, a refused step commits nothing of what the event function wrote.
+  try {
+    return await services.db.em().transactional(async (tx) => {
+      const r = await run(tx);
+      if (!r.accepted) throw new Refused(r);
+      return r;
+    });
+  } catch (e) {
+    if (e instanceof Refused) return e.result as StepActorResult<M, R>;
+    throw e;
+  }
 }
 
-/** The columns a step writes (projected state, snapshot, version; a new row's own), with their SQL casts. */
+/** Rolls stepActor's own transaction back on a refusal, carrying the refusal out. */
+class Refused extends Error {
+  readonly result: unknown;
+  constructor(result: unknown) {
+    super('refused');
+    this.result = result;
+  }
+}
+
+/**
+ * Creates the actor of a new row in the caller's transaction (pass its Sql), for a lifecycle
+ * whose row is made with something else (a poll with its status): the row with `columns`, the
+ * projected ones and the initial snapshot (version 0), the events of creation in the outbox and
+ * the timers they ask for. `id` is the row's (default: the key).
+ */
+export async function createActor<M extends AnyStateMachine, K, R extends object, X = undefined>(
+  services: Services,
+  sql: Sql,
+  table: ActorTable<M, K, R, X>,
+  key: K,
+  opts: { input: InputFrom<M>; columns: Record<string, unknown>; origin: Origin; id?: string },
+): Promise<{ id: string; snapshot: PersistedSnapshotOf<M>; emitted: OutboxEvent[] }> {
+  const id = opts.id ?? String(key);
+  const now = services.clock.now();
+  const created = create(table.definition.machine, opts.input);
+  const ctx: ProjectContext<K, X> = { services, key, now, row: null, previous: undefined, event: { type: 'xstate.init' }, extra: undefined as X, id };
+  const { names, values, cast } = rowColumns(table, created.snapshot, created.snapshot.version, ctx, { id, ...opts.columns, created_at: now });
+  await sql.query(`insert into ${table.table} (${names.join(', ')}) values (${names.map((n, i) => `$${i + 1}${cast(n)}`).join(', ')})`, values);
+  const emitted = created.emitted as OutboxEvent[];
+  await writeOutbox(sql, { actorKind: table.kind, actorId: id, actorVersion: created.snapshot.version, origin: opts.origin, events: emitted, now });
+  await applyTimers(services, sql, table, emitted);
+  return { id, snapshot: created.snapshot, emitted };
+}
+
+/** The columns a step writes (a new row's own, projected state, snapshot, version), with their SQL casts. */
 function rowColumns<M extends AnyStateMachine, K, R extends object, X>(
   table: ActorTable<M, K, R, X>,
   snapshot: PersistedSnapshotOf<M>,
   version: number,
   ctx: ProjectContext<K, X>,
-  row: RawRow | null,
+  own: Record<string, unknown>,
 ): { names: string[]; values: unknown[]; cast: (column: string) => string; columns: Record<string, unknown>; machine: unknown } {
   const machine = stampSnapshot(table.definition, snapshot);
   const columns: Record<string, unknown> = {
-    ...(row ? {} : table.insert!(ctx)),
+    ...own,
     ...table.project(snapshot, ctx),
     machine: JSON.stringify(machine),
     machine_version: version,
@@ -215,29 +353,6 @@ function rowColumns<M extends AnyStateMachine, K, R extends object, X>(
 export type OneStatementStepResult<M extends AnyStateMachine, R> =
   | Omit<Extract<StepActorResult<M, R>, { accepted: true }>, 'row'>
   | Extract<StepActorResult<M, R>, { accepted: false }>;
-
-export interface OneStatementStepOptions {
-  origin: Origin;
-  /** More of a select list read with the row (e.g. whether a voter has voted); its params are numbered from $1 and renumbered after the table's. */
-  read?: { columns: string; params: unknown[] };
-  /**
-   * A data-modifying statement written with the step, only when the actor's row is: it selects
-   * from the CTE `written` (the actor's row, column `id`). Params numbered from $1, renumbered
-   * here. If it fails (a unique key taken meanwhile), nothing of the step is written and the
-   * read and step run again.
-   */
-  alsoWrite?: { sql: string; params: unknown[] };
-  /** Whether the step's events ask for more than the store writes (a timer): then null is returned and the caller takes the transactional path. */
-  needsTransaction?(emitted: readonly OutboxEvent[]): boolean;
-  /**
-   * Guess the row instead of reading it first: the row this process last wrote for the actor
-   * (see {@link rowGuesses}), with `assume` standing for the `read` columns (e.g. `{ voted: false }`).
-   * A wrong guess writes nothing — the version check finds no row, or `alsoWrite`'s unique key
-   * refuses (a voter who has voted) — and the guess is dropped for a real read; a guess the
-   * machine refuses is read again too, so a refusal always comes from the stored row.
-   */
-  optimistic?: { assume: Record<string, unknown> };
-}
 
 /**
  * The last row written by the one-statement path, per actor, per instance: a bounded cache of
@@ -275,19 +390,19 @@ const renumber = (sql: string, offset: number) => {
  * $previous` finds no row when another step got there first, then nothing else is written either
  * (every insert selects from `written`), and the read and step run again, up to three times; a
  * unique-key failure of `alsoWrite` rolls the statement back and is retried the same way. Still
- * losing after three tries (a contended actor), it returns null and the caller takes the locking
- * path, which waits its turn instead. Two round trips instead of a transaction's six; used where the step writes nothing
- * but its row, one row of the caller's and its events. Returns null (nothing written) when it
- * does not apply: no row yet, a table with `projectElsewhere`, events that `needsTransaction`, or
- * contention.
- * `event` is built from the row read, with the `read` columns.
+ * losing after three tries (a contended actor), it returns null and stepActor takes the locking
+ * path, which waits its turn instead. Two round trips instead of a transaction's six; used where
+ * the step writes nothing but its row, one row of the caller's and its events. Returns null
+ * (nothing written) when it does not apply: no row yet, a table with `projectElsewhere`, events
+ * that ask for timers (the table's `timers`), or contention.
+ * The event is built from the row read, with the `read` columns.
  */
-export async function stepActorInOneStatement<M extends AnyStateMachine, K, R extends object>(
+async function stepActorInOneStatement<M extends AnyStateMachine, K, R extends object>(
   services: Services,
   table: ActorTable<M, K, R, undefined>,
   key: K,
-  event: (row: RawRow) => EventFromLogic<M>,
-  opts: OneStatementStepOptions,
+  opts: OneStatement<M>,
+  origin: Origin,
 ): Promise<OneStatementStepResult<M, R> | null> {
   if (table.projectElsewhere) return null;
   const sql = services.db.sql;
@@ -309,17 +424,18 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
     if (!row) return null;
     const stored = (row.machine as StoredSnapshot | null | undefined) ?? (table.seed ? table.seed(row) : undefined);
     const previous = stored ? upgradeSnapshot(table.definition, stored, table.migrationFacts ? table.migrationFacts(row) : undefined) : undefined;
-    const ev = event(row);
+    const ev = opts.event(row);
     const r = step(table.definition.machine, previous, ev, table.input(key));
     if (!r.accepted) {
       if (guess) continue; // refused on a guess: decide on the stored row
       return { accepted: false, row: services.db.em().map(table.entity, row as never), snapshot: r.snapshot, version: r.version, previous, rejection: r.rejection, emitted: [] };
     }
     const emitted = r.emitted as OutboxEvent[];
-    if (opts.needsTransaction?.(emitted)) return null;
+    // Timers are scheduled in a transaction: a step that asks for one takes that path.
+    if (emitted.some((e) => timerChanges(table, e))) return null;
     const now = services.clock.now();
     const ctx: ProjectContext<K, undefined> = { services, key, now, row, previous, event: ev, extra: undefined, id: String(row.id) };
-    const { names, values, cast, columns, machine } = rowColumns(table, r.snapshot, r.version, ctx, row);
+    const { names, values, cast, columns, machine } = rowColumns(table, r.snapshot, r.version, ctx, {});
     const update = `written as (
        update ${table.table} set ${names.map((n, i) => `${n} = $${i + 1}${cast(n)}`).join(', ')}
         where id = $${names.length + 1} and machine_version = $${names.length + 2} returning id)`;
@@ -330,7 +446,7 @@ export async function stepActorInOneStatement<M extends AnyStateMachine, K, R ex
       all.push(...opts.alsoWrite.params);
     }
     const o = emitted.length
-      ? outboxCtes({ actorKind: table.kind, actorId: ctx.id, actorVersion: r.version, origin: opts.origin, events: emitted, now }, all.length + 1, 'exists (select 1 from written)')
+      ? outboxCtes({ actorKind: table.kind, actorId: ctx.id, actorVersion: r.version, origin, events: emitted, now }, all.length + 1, 'exists (select 1 from written)')
       : null;
     if (o) {
       ctes.push(o.ctes);

@@ -4,7 +4,7 @@
  * account id or a remote actor URI), written in the transaction of the step that counts them; the
  * snapshot holds the tallies only, so a vote costs the same on the 10,000th voter as on the first.
  *
- *   createPoll          with its status, in the status' transaction (statuses.ts createStatus)
+ *   createPoll          with its status, in the status' transaction (status-writer.ts insertStatus)
  *   votePoll            a local account votes (POST /api/v1/polls/:id/votes)
  *   recordRemoteVote    a remote actor's vote on a local poll (inbound Create(Note) with `name`)
  *   applyRemoteTally    a remote poll's counts from its server (inbound Update(Question))
@@ -13,16 +13,14 @@
  *   deletePollOfStatus  its status was deleted, in that transaction (statuses.ts deleteStatus)
  *   replaceRemotePoll   a remote edit changed the poll (inbound Update(Question))
  *
- * Every event the actor emits is written to the outbox by the store; the timers it asks for
- * (`poll.close_scheduled`, `poll.update_scheduled`) are scheduled here in the same transaction,
- * each with a dedupe key, and dropped when the poll is deleted (`poll.deleted`).
+ * Every event the actor emits is written to the outbox by the store, and the timers it asks for
+ * (`poll.close_scheduled`, `poll.update_scheduled`) are scheduled by the store as POLL_TABLE
+ * declares them, each with a dedupe key, and dropped when the poll is deleted (`poll.deleted`).
  */
 import type { EntityManager } from '@mikro-orm/core';
-import { create, type PersistedSnapshotOf } from '../../actors/runtime/step.ts';
-import { stampSnapshot } from '../../actors/runtime/definition.ts';
+import type { PersistedSnapshotOf } from '../../actors/runtime/step.ts';
 import {
   pollDefinition,
-  pollMachine,
   pollState,
   pollVoteRefusal,
   type PollEvent,
@@ -33,15 +31,16 @@ import {
 import type { Services } from '../context.ts';
 import { PollSchema, type Poll } from '../db/entities/index.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
-import { cancelTimers, scheduleTimer } from '../events/timers.ts';
-import { writeOutbox, type OutboxEvent } from '../events/outbox.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
-import { stepActor, stepActorInOneStatement, type ActorTable, type Origin, type StepActorResult } from './actor-store.ts';
+import { createActor, stepActor, type ActorTable, type Origin, type StepActorResult } from './actor-store.ts';
+
+const closeKey = (pollId: string) => `poll.close:${pollId}`;
+const updateKey = (pollId: string) => `poll.update:${pollId}`;
 
 /**
  * The poll lifecycle's table: one row per poll, created with its status (`createPoll`), its state
- * columns projected from the snapshot. Steps never create the row (no `insert`: a missing poll is
- * a 404).
+ * columns projected from the snapshot, its timers declared. Steps never create the row (no
+ * `insert`: a missing poll is a 404).
  */
 export const POLL_TABLE: ActorTable<PollMachine, string, Poll> = {
   kind: 'poll',
@@ -51,8 +50,14 @@ export const POLL_TABLE: ActorTable<PollMachine, string, Poll> = {
   locate: (id) => ({ where: 'id = $1', params: [id] }),
   // Only read when a row has no snapshot, which createPoll never leaves behind.
   input: (id) => ({ pollId: id }) as never,
-  casts: { cached_tallies: 'integer[]' },
+  casts: { cached_tallies: 'integer[]', options: 'text[]' },
   project: (snapshot, { now }) => pollColumns(snapshot, now),
+  timers: {
+    'poll.close_scheduled': (e) => [{ schedule: { type: 'poll.close', pollId: e.pollId }, runAt: new Date(e.runAt), key: closeKey(e.pollId) }],
+    // One Update pending per poll (the machine's rule); the key keeps the queue to one as well.
+    'poll.update_scheduled': (e) => [{ schedule: { type: 'poll.update_due', pollId: e.pollId }, runAt: new Date(e.runAt), key: updateKey(e.pollId) }],
+    'poll.deleted': (e) => [{ cancel: [closeKey(e.pollId), updateKey(e.pollId)] }],
+  },
 };
 
 function pollColumns(snapshot: PersistedSnapshotOf<PollMachine>, now: Date): Record<string, unknown> {
@@ -65,34 +70,6 @@ function pollColumns(snapshot: PersistedSnapshotOf<PollMachine>, now: Date): Rec
     closed_at: c.closedAt,
     updated_at: now,
   };
-}
-
-/** The emitted events actOnTimers acts on (a step emitting one needs the transactional path). */
-const TIMER_EVENTS = new Set(['poll.close_scheduled', 'poll.update_scheduled', 'poll.deleted']);
-
-const closeKey = (pollId: string) => `poll.close:${pollId}`;
-const updateKey = (pollId: string) => `poll.update:${pollId}`;
-
-/** The timers the emitted events ask for, in the step's transaction. */
-async function actOnTimers(services: Services, sql: Sql, emitted: readonly OutboxEvent[]): Promise<void> {
-  for (const e of emitted) {
-    const pollId = String((e as { pollId?: unknown }).pollId);
-    if (e.type === 'poll.close_scheduled') {
-      await scheduleTimer(sql, { type: 'poll.close', pollId }, { runAt: new Date(String(e.runAt)), dedupeKey: closeKey(pollId), clock: services.clock });
-    } else if (e.type === 'poll.update_scheduled') {
-      // One Update pending per poll (the machine's rule); the key keeps the queue to one as well.
-      await scheduleTimer(sql, { type: 'poll.update_due', pollId }, { runAt: new Date(String(e.runAt)), dedupeKey: updateKey(pollId), clock: services.clock });
-    } else if (e.type === 'poll.deleted') {
-      await cancelTimers(sql, [closeKey(pollId), updateKey(pollId)]);
-    }
-  }
-}
-
-/** Steps the poll and acts on its timers, in `em`'s transaction. */
-async function stepPoll(services: Services, em: EntityManager, pollId: string, event: PollEvent, origin: Origin): Promise<StepActorResult<PollMachine, Poll>> {
-  const r = await stepActor(services, POLL_TABLE, pollId, event, { origin, em });
-  if (r.accepted) await actOnTimers(services, sqlFromEm(em), r.emitted);
-  return r;
 }
 
 // ── Creation ─────────────────────────────────────────────────────────────────────────────
@@ -144,38 +121,36 @@ export interface NewPoll {
 }
 
 /**
- * Creates the poll row and its actor in the caller's transaction (pass its Sql): the version-0
- * snapshot, the events of creation (`poll.close_scheduled`) in the outbox, the close timer.
- * Returns the poll id.
+ * Creates the poll row and its actor in the caller's transaction (pass its Sql), through the actor
+ * store: the version-0 snapshot, the events of creation (`poll.close_scheduled`) in the outbox, the
+ * close timer. Returns the poll id.
  */
 export async function createPoll(services: Services, sql: Sql, poll: NewPoll, origin: Origin): Promise<string> {
   const id = services.ids.next();
-  const now = services.clock.now();
-  const created = create(pollMachine, {
-    pollId: id,
-    local: poll.local,
-    options: poll.options,
-    multiple: poll.multiple,
-    hideTotals: poll.hideTotals,
-    expiresAt: poll.expiresAt ? poll.expiresAt.toISOString() : null,
-    authorId: poll.accountId,
-    votes: poll.votes,
-    votersCount: poll.votersCount,
+  await createActor(services, sql, POLL_TABLE, id, {
+    origin,
+    input: {
+      pollId: id,
+      local: poll.local,
+      options: poll.options,
+      multiple: poll.multiple,
+      hideTotals: poll.hideTotals,
+      expiresAt: poll.expiresAt ? poll.expiresAt.toISOString() : null,
+      authorId: poll.accountId,
+      votes: poll.votes,
+      votersCount: poll.votersCount,
+    },
+    columns: {
+      status_id: poll.statusId,
+      account_id: poll.accountId,
+      local: poll.local,
+      uri: poll.uri ?? null,
+      options: poll.options,
+      multiple: poll.multiple,
+      hide_totals: poll.hideTotals,
+      expires_at: poll.expiresAt,
+    },
   });
-  const columns = pollColumns(created.snapshot, now);
-  await sql.query(
-    `insert into polls (id, status_id, account_id, local, uri, options, multiple, hide_totals, expires_at, state, cached_tallies,
-                        votes_count, voters_count, closed_at, machine, machine_version, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11::integer[], $12, $13, $14, $15::jsonb, $16, $17, $17)`,
-    [
-      id, poll.statusId, poll.accountId, poll.local, poll.uri ?? null, poll.options, poll.multiple, poll.hideTotals, poll.expiresAt,
-      columns.state, columns.cached_tallies, columns.votes_count, columns.voters_count, columns.closed_at,
-      JSON.stringify(stampSnapshot(pollDefinition, created.snapshot)), created.snapshot.version, now,
-    ],
-  );
-  const emitted = created.emitted as OutboxEvent[];
-  await writeOutbox(sql, { actorKind: POLL_TABLE.kind, actorId: id, actorVersion: created.snapshot.version, origin, events: emitted, now });
-  await actOnTimers(services, sql, emitted);
   return id;
 }
 
@@ -199,50 +174,44 @@ function isForeignKeyViolation(e: unknown): boolean {
  */
 export async function votePoll(services: Services, accountId: string, pollId: string, choices: number[]): Promise<void> {
   const now = services.clock.now();
-  // The fast path, for the thousands of votes in a throttle window: the vote row, the poll's row
-  // and snapshot and the outbox events in one statement guarded by the poll's version (the actor
-  // store's stepActorInOneStatement), after one read — or none, when the poll's last write by this
-  // process still holds. A vote that asks for a timer (the first
-  // after an Update, or one that closes) takes the transaction below, as does a missing poll.
+  const vote = (previous: number[] | null) => ({ type: 'poll.vote' as const, voterId: accountId, choices, now: now.toISOString(), local: true, previous });
   let asked: Extract<PollEvent, { type: 'poll.vote' }> | undefined;
-  const fast = await stepActorInOneStatement(
-    services,
-    POLL_TABLE,
-    pollId,
-    (row) => (asked = { type: 'poll.vote' as const, voterId: accountId, choices, now: now.toISOString(), local: true, previous: row.voted ? [] : null }),
-    {
-      origin: 'client',
-      read: { columns: 'exists (select 1 from poll_votes where poll_id = $1 and voter = $2::text) as voted', params: [pollId, accountId] },
-      alsoWrite: {
-        sql: `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at)
-              select $1, written.id, $2::text, $2::text::bigint, $3::integer[], $4, $4 from written`,
-        params: [services.ids.next(), accountId, choices, now],
-      },
-      needsTransaction: (emitted) => emitted.some((e) => TIMER_EVENTS.has(e.type)),
-      // The poll as this process last wrote it, the voter taken as not having voted: one
-      // statement per vote while the guess holds (poll_votes' unique key refuses a second vote).
-      optimistic: { assume: { voted: false } },
-    },
-  ).catch((e: unknown) => {
-    if (isForeignKeyViolation(e)) throw notFound();
-    throw e;
-  });
-  if (fast) {
-    if (!fast.accepted) throw refusal(fast, asked!);
-    return;
-  }
   try {
-    await services.db.em().transactional(async (em) => {
-      const sql = sqlFromEm(em);
-      const inserted = await sql.query(
-        `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at)
-         values ($1, $2, $3::text, $3::text::bigint, $4::integer[], $5, $5) on conflict (poll_id, voter) do nothing returning id`,
-        [services.ids.next(), pollId, accountId, choices, now],
-      );
-      const vote = { type: 'poll.vote' as const, voterId: accountId, choices, now: now.toISOString(), local: true, previous: inserted.length ? null : [] };
-      const r = await stepPoll(services, em, pollId, vote, 'client');
-      if (!r.accepted) throw refusal(r, vote);
-    });
+    const r = await stepActor(
+      services,
+      POLL_TABLE,
+      pollId,
+      // The locking path: the vote row first (a voter who has voted finds it taken), then the step.
+      async (sql) => {
+        const inserted = await sql.query(
+          `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at)
+           values ($1, $2, $3::text, $3::text::bigint, $4::integer[], $5, $5) on conflict (poll_id, voter) do nothing returning id`,
+          [services.ids.next(), pollId, accountId, choices, now],
+        );
+        return (asked = vote(inserted.length ? null : []));
+      },
+      {
+        origin: 'client',
+        // The fast path, for the thousands of votes in a throttle window: the vote row, the poll's
+        // row and snapshot and the outbox events in one statement guarded by the poll's version,
+        // after one read — or none, when the poll's last write by this process still holds. A vote
+        // that asks for a timer (the first after an Update, or one that closes) takes the locking
+        // path, as does a missing poll.
+        oneStatement: {
+          event: (row) => (asked = vote(row.voted ? [] : null)),
+          read: { columns: 'exists (select 1 from poll_votes where poll_id = $1 and voter = $2::text) as voted', params: [pollId, accountId] },
+          alsoWrite: {
+            sql: `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at)
+                  select $1, written.id, $2::text, $2::text::bigint, $3::integer[], $4, $4 from written`,
+            params: [services.ids.next(), accountId, choices, now],
+          },
+          // The poll as this process last wrote it, the voter taken as not having voted: one
+          // statement per vote while the guess holds (poll_votes' unique key refuses a second vote).
+          optimistic: { assume: { voted: false } },
+        },
+      },
+    );
+    if (!r.accepted) throw refusal(r, asked!);
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound();
     throw e;
@@ -278,7 +247,7 @@ export async function recordRemoteVote(
     const [earlier] = await sql.query<{ choices: number[] }>(`select choices from poll_votes where poll_id = $1 and voter = $2`, [pollId, voterUri]);
     const previous = earlier ? earlier.choices.map(Number) : null;
     const vote = { type: 'poll.vote' as const, voterId: voterUri, choices, now: now.toISOString(), local: false, previous };
-    const r = await stepPoll(services, em, pollId, vote, 'federation');
+    const r = await stepActor(services, POLL_TABLE, pollId, vote, { origin: 'federation', em });
     if (!r.accepted) {
       const why = pollVoteRefusal(pollState(r.snapshot as PollSnapshot), r.snapshot.context, vote);
       return { accepted: false, reason: why?.reason ?? r.rejection.reason };
@@ -312,7 +281,7 @@ export async function applyRemoteTally(
     const [poll] = await sql.query<{ id: string }>(`select id::text from polls where id = $1 for no key update`, [pollId]);
     if (!poll) return false;
     const voterIds = closed ? (await sql.query<{ voter: string }>(`select voter from poll_votes where poll_id = $1`, [pollId])).map((v) => v.voter) : undefined;
-    const r = await stepPoll(services, em, pollId, { type: 'poll.tally', counts, votersCount, closed, ...(voterIds ? { voterIds } : {}) }, 'federation');
+    const r = await stepActor(services, POLL_TABLE, pollId, { type: 'poll.tally', counts, votersCount, closed, ...(voterIds ? { voterIds } : {}) }, { origin: 'federation', em });
     return r.accepted;
   });
 }
@@ -330,7 +299,7 @@ export async function closePoll(services: Services, pollId: string, origin: Orig
     const [poll] = await sql.query<{ id: string }>(`select id::text from polls where id = $1 for no key update`, [pollId]);
     if (!poll) return false;
     const voters = await sql.query<{ voter: string }>(`select voter from poll_votes where poll_id = $1`, [pollId]);
-    const r = await stepPoll(services, em, pollId, { type: 'poll.close', now: services.clock.now().toISOString(), voterIds: voters.map((v) => v.voter) }, origin);
+    const r = await stepActor(services, POLL_TABLE, pollId, { type: 'poll.close', now: services.clock.now().toISOString(), voterIds: voters.map((v) => v.voter) }, { origin, em });
     return r.accepted;
   });
 }
@@ -338,7 +307,7 @@ export async function closePoll(services: Services, pollId: string, origin: Orig
 /** The throttled Update's timer: `poll.update_due` → `poll.updated` in the outbox (if one is pending). */
 export async function sendPollUpdate(services: Services, pollId: string): Promise<boolean> {
   try {
-    const r = await services.db.em().transactional((em) => stepPoll(services, em, pollId, { type: 'poll.update_due', now: services.clock.now().toISOString() }, 'timer'));
+    const r = await stepActor(services, POLL_TABLE, pollId, { type: 'poll.update_due', now: services.clock.now().toISOString() }, { origin: 'timer' });
     return r.accepted;
   } catch (e) {
     if (e instanceof RoostError && e.status === 404) return false;
@@ -349,7 +318,7 @@ export async function sendPollUpdate(services: Services, pollId: string): Promis
 /** The poll of a deleted status goes with it (`poll.deleted`, timers dropped), in the deletion's transaction. */
 export async function deletePollOfStatus(services: Services, em: EntityManager, statusId: string, origin: Origin): Promise<void> {
   const [poll] = await sqlFromEm(em).query<{ id: string }>(`select id::text from polls where status_id = $1`, [statusId]);
-  if (poll) await stepPoll(services, em, poll.id, { type: 'poll.delete' }, origin);
+  if (poll) await stepActor(services, POLL_TABLE, poll.id, { type: 'poll.delete' }, { origin, em });
 }
 
 /**

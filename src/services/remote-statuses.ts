@@ -6,24 +6,23 @@
  * statuses record (`status.created`, `status.updated`, `status.deleted`, `status.reblogged`,
  * `status.unreblogged`, `status.favourited`, `status.unfavourited`), so notifications, streaming
  * and timelines hear of both alike; effects/dispatch.ts sends nothing for a remote author's facts.
+ * A status's rows are written by services/status-writer.ts, as a local status's; what is remote
+ * stays here: the peer's URIs and counts, the order of its edits.
  * Duplicates are applied once: a status or reblog by its unique uri, a favourite by (account, status).
  */
 import type { Services } from '../context.ts';
 import type { StatusVisibility } from '../db/entities/status.entity.ts';
-import type { Sql } from '../db/sql.ts';
-import { applyStatusToStats } from './account-stats.ts';
-import { recordEvent } from './actor-store.ts';
-import { bumpStatusStats, discardStatus, setUntrustedStatusCounts } from './statuses.ts';
-import { persistRemoteMedia, type RemoteMediaItem } from './media.ts';
-import { schedulePreviewCard } from './preview-cards.ts';
-import { syncRemoteMedia } from './remote-media.ts';
-import { recordOriginalVersion, recordStatusVersion } from './status-versions.ts';
-import { createPoll, deletePollOfStatus } from './polls.ts';
 import { sqlFromEm } from '../db/sql.ts';
-import { joinConversation } from './conversations.ts';
+import { recordEvent } from './actor-store.ts';
+import type { RemoteMediaItem } from './media.ts';
+import { deletePollOfStatus } from './polls.ts';
+import { syncRemoteMedia } from './remote-media.ts';
+import { bumpStatusStats, discardStatus, insertReblog, insertStatus, rewriteStatus, setUntrustedStatusCounts, type MentionRow, type UntrustedCounts } from './status-writer.ts';
+import { recordOriginalVersion } from './status-versions.ts';
 
 /** A remote media attachment as the Note lists it (federation/convert/from-as.ts reads it). */
 export type { RemoteMediaItem } from './media.ts';
+export type { UntrustedCounts } from './status-writer.ts';
 
 /** A remote status, sanitised and with its references resolved to rows. */
 export interface RemoteStatusInput {
@@ -38,7 +37,7 @@ export interface RemoteStatusInput {
   /** The parent status row, when known (or fetched within bounds). */
   inReplyToId: string | null;
   /** Accounts mentioned (tags) and silently mentioned (in the audience only). */
-  mentions: { accountId: string; silent: boolean }[];
+  mentions: MentionRow[];
   /** Hashtag names, without '#'. */
   tags: string[];
   createdAt: Date;
@@ -50,12 +49,6 @@ export interface RemoteStatusInput {
   untrusted?: UntrustedCounts;
 }
 
-/** A remote status's counts as its own server states them (status_stats' untrusted columns). */
-export interface UntrustedCounts {
-  favourites: number | null;
-  reblogs: number | null;
-}
-
 /** A remote poll as its Question states it (federation/convert/from-as.ts questionPoll). */
 export interface RemotePollInput {
   options: string[];
@@ -63,31 +56,6 @@ export interface RemotePollInput {
   multiple: boolean;
   expiresAt: Date | null;
   votersCount: number | null;
-}
-
-async function insertMentions(services: Services, sql: Sql, statusId: string, mentions: RemoteStatusInput['mentions'], now: Date) {
-  const unique = [...new Map(mentions.map((m) => [m.accountId, m])).values()];
-  if (unique.length === 0) return;
-  await sql.query(
-    `insert into mentions (id, status_id, account_id, silent, created_at)
-     select x.id, $1, x.account_id, x.silent, $2 from unnest($3::bigint[], $4::bigint[], $5::boolean[]) as x(id, account_id, silent)
-     on conflict (status_id, account_id) do update set silent = excluded.silent`,
-    [statusId, now, unique.map(() => services.ids.next()), unique.map((m) => m.accountId), unique.map((m) => m.silent)],
-  );
-}
-
-async function insertTags(services: Services, sql: Sql, statusId: string, tags: string[], now: Date) {
-  const names = [...new Map(tags.map((t) => [t.toLowerCase(), t])).values()];
-  if (names.length === 0) return;
-  await sql.query(
-    `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
-     on conflict (lower(name)) do nothing`,
-    [now, names.map(() => services.ids.next()), names],
-  );
-  await sql.query(
-    `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
-    [statusId, names.map((t) => t.toLowerCase())],
-  );
 }
 
 /** The status row of `uri`, if any (deleted ones too). */
@@ -110,57 +78,44 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
     const parent = input.inReplyToId
       ? (await sql.query<{ account_id: string }>(`select account_id::text from statuses where id = $1 and deleted_at is null`, [input.inReplyToId]))[0]
       : undefined;
-    const inserted = await sql.query<{ id: string }>(
-      `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
-                             in_reply_to_id, in_reply_to_account_id, created_at, updated_at, edited_at)
-       values ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, false, $10, $11, $12, $13, $14)
-       on conflict (uri) do nothing returning id::text`,
-      [
-        id, input.accountId, input.uri, input.url, input.content, input.spoilerText, input.visibility, input.sensitive, input.language,
-        parent ? input.inReplyToId : null, parent?.account_id ?? null, input.createdAt, now, input.editedAt,
-      ],
-    );
-    if (inserted.length === 0) {
+    const p = input.poll;
+    const created = await insertStatus(services, sql, {
+      id,
+      accountId: input.accountId,
+      local: false,
+      uri: input.uri,
+      url: input.url,
+      text: '',
+      content: input.content,
+      spoilerText: input.spoilerText,
+      visibility: input.visibility,
+      sensitive: input.sensitive,
+      language: input.language,
+      parent: parent ? { id: input.inReplyToId!, accountId: parent.account_id } : null,
+      applicationId: null,
+      createdAt: input.createdAt,
+      editedAt: input.editedAt,
+      mentions: input.mentions,
+      tags: input.tags,
+      media: { remote: input.attachments },
+      poll: p
+        ? {
+            uri: input.uri,
+            options: p.options,
+            multiple: p.multiple,
+            hideTotals: false,
+            expiresAt: p.expiresAt,
+            votes: p.counts,
+            // Unsaid for a single-choice poll: one voter per vote.
+            votersCount: p.votersCount ?? (p.multiple ? 0 : p.counts.reduce((sum, n) => sum + n, 0)),
+          }
+        : null,
+      untrusted: input.untrusted,
+    }, now, { origin: 'federation' });
+    if (!created) {
       const [known] = await sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [input.uri]);
       return { id: known!.id, created: false };
     }
-    await insertMentions(services, sql, id, input.mentions, now);
-    await insertTags(services, sql, id, input.tags, now);
-    // Stored as remote attachments (shown at their URL; nothing fetched), checked on the way in.
-    await persistRemoteMedia(sql, services, id, input.accountId, input.attachments);
-    // A card for its first link that is not a mention or a hashtag, as for a local status (queued only
-    // when there is one; the job fetches it through the bounded fetcher).
-    await schedulePreviewCard(services, sql, id, { html: input.content });
-    await applyStatusToStats(sql, input.accountId, 1, input.createdAt);
-    if (parent) await bumpStatusStats(sql, input.inReplyToId!, 'replies_count', 1);
-    if (input.untrusted) await setUntrustedStatusCounts(sql, id, input.untrusted);
-    const p = input.poll;
-    const pollId = p
-      ? await createPoll(services, sql, {
-          statusId: id,
-          accountId: input.accountId,
-          local: false,
-          uri: input.uri,
-          options: p.options,
-          multiple: p.multiple,
-          hideTotals: false,
-          expiresAt: p.expiresAt,
-          votes: p.counts,
-          // Unsaid for a single-choice poll: one voter per vote.
-          votersCount: p.votersCount ?? (p.multiple ? 0 : p.counts.reduce((sum, n) => sum + n, 0)),
-        }, 'federation')
-      : null;
-    // Its thread, as a local status's (a direct one is then kept in conversations: effects/conversations.ts).
-    await joinConversation(services, sql, id, parent ? input.inReplyToId : null, now);
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: id,
-      origin: 'federation',
-      event: {
-        type: 'status.created', statusId: id, accountId: input.accountId, local: false, visibility: input.visibility, inReplyToId: parent ? input.inReplyToId : null,
-        ...(pollId ? { pollId } : {}),
-      },
-    });
     return { id, created: true };
   });
 }
@@ -192,8 +147,8 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
   const now = services.clock.now();
   const editedAt = c.editedAt && c.editedAt.getTime() <= now.getTime() ? c.editedAt : now;
   return services.db.sql.transaction(async (sql) => {
-    const [row] = await sql.query<{ id: string; edited_at: string | null; created_at: string; content: string }>(
-      `select id::text, edited_at, created_at, content from statuses
+    const [row] = await sql.query<{ id: string; edited_at: string | null; created_at: string; content: string; visibility: StatusVisibility }>(
+      `select id::text, edited_at, created_at, content, visibility from statuses
         where uri = $1 and account_id = $2 and not local and reblog_of_id is null and deleted_at is null for update`,
       [uri, accountId],
     );
@@ -203,26 +158,21 @@ export async function updateRemoteStatus(services: Services, accountId: string, 
     if (row.edited_at && new Date(row.edited_at).getTime() >= editedAt.getTime()) return null;
     await recordOriginalVersion(services, sql, row.id, accountId, new Date(row.created_at));
     await syncRemoteMedia(services, sql, row.id, accountId, c.attachments);
-    await sql.query(
-      `update statuses set content = $2, spoiler_text = $3, sensitive = $4, language = $5, edited_at = $6, updated_at = $7 where id = $1`,
-      [row.id, c.content, c.spoilerText, c.sensitive, c.language, editedAt, now],
-    );
-    const keep = [...new Set(c.mentions.map((m) => m.accountId))];
-    await sql.query(`delete from mentions where status_id = $1 and not (account_id = any($2::bigint[]))`, [row.id, keep]);
-    await insertMentions(services, sql, row.id, c.mentions, now);
-    await sql.query(`delete from statuses_tags where status_id = $1`, [row.id]);
-    await insertTags(services, sql, row.id, c.tags, now);
-    await recordStatusVersion(services, sql, row.id, accountId, editedAt);
-    if (row.content !== c.content) {
-      await sql.query(`delete from preview_cards_statuses where status_id = $1`, [row.id]);
-      await schedulePreviewCard(services, sql, row.id, { html: c.content });
-    }
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: row.id,
-      origin: 'federation',
-      event: { type: 'status.updated', statusId: row.id, accountId, local: false },
-    });
+    await rewriteStatus(services, sql, {
+      id: row.id,
+      accountId,
+      local: false,
+      visibility: row.visibility,
+      text: null,
+      content: c.content,
+      spoilerText: c.spoilerText,
+      sensitive: c.sensitive,
+      language: c.language,
+      editedAt,
+      mentions: c.mentions,
+      tags: c.tags,
+      textChanged: row.content !== c.content,
+    }, now, 'federation');
     return row.id;
   });
 }
@@ -243,7 +193,7 @@ export async function deleteRemoteStatus(services: Services, accountId: string, 
       [uri, accountId],
     );
     if (!s) return false;
-    await discardStatus(services, sql, { id: s.id, accountId, createdAt: new Date(s.created_at), inReplyToId: s.in_reply_to_id, reblogOfId: s.reblog_of_id }, now);
+    await discardStatus(sql, { id: s.id, accountId, createdAt: new Date(s.created_at), inReplyToId: s.in_reply_to_id, reblogOfId: s.reblog_of_id }, now);
     if (s.reblog_of_id) {
       await recordEvent(services, sql, {
         actorKind: 'status',
@@ -259,7 +209,7 @@ export async function deleteRemoteStatus(services: Services, accountId: string, 
       [s.id],
     );
     for (const r of reblogs) {
-      await discardStatus(services, sql, { id: r.id, accountId: r.account_id, createdAt: new Date(r.created_at), inReplyToId: null, reblogOfId: null }, now);
+      await discardStatus(sql, { id: r.id, accountId: r.account_id, createdAt: new Date(r.created_at), inReplyToId: null, reblogOfId: null }, now);
     }
     await recordEvent(services, sql, {
       actorKind: 'status',
@@ -291,19 +241,16 @@ export async function receiveRemoteReblog(
       [r.uri, r.reblogOfId, r.accountId],
     );
     if (existing || !original) return existing?.id ?? null;
-    await sql.query(
-      `insert into statuses (id, account_id, uri, url, visibility, local, reblog_of_id, created_at, updated_at)
-       values ($1, $2, $3, null, $4, false, $5, $6, $7)`,
-      [id, r.accountId, r.uri, r.visibility, r.reblogOfId, r.createdAt, now],
-    );
-    await applyStatusToStats(sql, r.accountId, 1, r.createdAt);
-    await bumpStatusStats(sql, r.reblogOfId, 'reblogs_count', 1);
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: id,
-      origin: 'federation',
-      event: { type: 'status.reblogged', statusId: id, reblogOfId: r.reblogOfId, accountId: r.accountId, visibility: r.visibility, statusAccountId: original.account_id },
-    });
+    await insertReblog(services, sql, {
+      id,
+      accountId: r.accountId,
+      local: false,
+      uri: r.uri,
+      visibility: r.visibility,
+      reblogOf: { id: r.reblogOfId, accountId: original.account_id },
+      applicationId: null,
+      createdAt: r.createdAt,
+    }, now, 'federation');
     return id;
   });
 }

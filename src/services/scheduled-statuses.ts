@@ -29,12 +29,10 @@
  * at once cannot both take the last place.
  */
 import type { EntityManager } from '@mikro-orm/core';
-import { create, type PersistedSnapshotOf } from '../../actors/runtime/step.ts';
-import { stampSnapshot } from '../../actors/runtime/definition.ts';
+import type { PersistedSnapshotOf } from '../../actors/runtime/step.ts';
 import {
   MINIMUM_SCHEDULE_OFFSET_MS,
   scheduledStatusDefinition,
-  scheduledStatusMachine,
   scheduledStatusState,
   type ScheduledStatusMachine,
   type ScheduledStatusSnapshot,
@@ -42,11 +40,9 @@ import {
 import type { Services } from '../context.ts';
 import { AccountSchema, ScheduledStatusSchema, UserSchema, type ScheduledStatus } from '../db/entities/index.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
-import { cancelTimers, scheduleTimer } from '../events/timers.ts';
-import { writeOutbox, type OutboxEvent } from '../events/outbox.ts';
 import { RoostError, notFound, type ErrorDetails } from '../lib/errors.ts';
 import type { ScheduledStatusParams } from '../serializers/scheduled-status.ts';
-import { stepActor, type ActorTable, type Origin } from './actor-store.ts';
+import { createActor, stepActor, type ActorTable, type Origin, type TimerChange } from './actor-store.ts';
 import { mediaForNewStatus } from './media.ts';
 import { isId } from './reads/page.ts';
 import { IDEMPOTENCY_TTL_MS, checkNewStatus, createStatus, type CreateStatusInput, type StatusAuthor } from './statuses.ts';
@@ -57,10 +53,18 @@ export const INVALID_TIME = 'is invalid';
 export const overTotalLimit = (n: number) => `You have exceeded the limit of ${n} scheduled posts`;
 export const overDailyLimit = (n: number) => `You have exceeded the limit of ${n} scheduled posts for today`;
 
+const publishKey = (id: string) => `scheduled_status.publish:${id}`;
+
+/** The publish timer at `runAt`, in place of any earlier one. */
+const publishAt = (id: string, runAt: string): TimerChange[] => [
+  { cancel: [publishKey(id)] },
+  { schedule: { type: 'scheduled_status.publish', scheduledStatusId: id, scheduledAt: runAt }, runAt: new Date(runAt), key: publishKey(id) },
+];
+
 /**
  * The scheduled status lifecycle's table: one row per scheduled status, created by
  * scheduleStatus (no `insert`: a missing one is a 404), its state columns projected from the
- * snapshot.
+ * snapshot, its publish timer declared (moved on a reschedule, dropped on cancel).
  */
 export const SCHEDULED_STATUS_TABLE: ActorTable<ScheduledStatusMachine, string, ScheduledStatus> = {
   kind: 'scheduled_status',
@@ -70,7 +74,13 @@ export const SCHEDULED_STATUS_TABLE: ActorTable<ScheduledStatusMachine, string, 
   locate: (id) => ({ where: 'id = $1', params: [id] }),
   // Only read when a row has no snapshot, which scheduleStatus never leaves behind.
   input: (id) => ({ scheduledStatusId: id }) as never,
+  casts: { params: 'jsonb' },
   project: (snapshot, { now }) => columnsOf(snapshot, now),
+  timers: {
+    'scheduled_status.scheduled': (e) => publishAt(e.scheduledStatusId, e.runAt),
+    'scheduled_status.rescheduled': (e) => publishAt(e.scheduledStatusId, e.runAt),
+    'scheduled_status.cancelled': (e) => [{ cancel: [publishKey(e.scheduledStatusId)] }],
+  },
 };
 
 function columnsOf(snapshot: PersistedSnapshotOf<ScheduledStatusMachine>, now: Date): Record<string, unknown> {
@@ -82,22 +92,6 @@ function columnsOf(snapshot: PersistedSnapshotOf<ScheduledStatusMachine>, now: D
     failure: c.failure,
     updated_at: now,
   };
-}
-
-const publishKey = (id: string) => `scheduled_status.publish:${id}`;
-
-/** The publish timer the emitted events ask for (moved on a reschedule, dropped on cancel), in the step's transaction. */
-async function actOnTimers(services: Services, sql: Sql, emitted: readonly OutboxEvent[]): Promise<void> {
-  for (const e of emitted) {
-    const id = String((e as { scheduledStatusId?: unknown }).scheduledStatusId);
-    if (e.type === 'scheduled_status.scheduled' || e.type === 'scheduled_status.rescheduled') {
-      const runAt = String(e.runAt);
-      await cancelTimers(sql, [publishKey(id)]);
-      await scheduleTimer(sql, { type: 'scheduled_status.publish', scheduledStatusId: id, scheduledAt: runAt }, { runAt: new Date(runAt), dedupeKey: publishKey(id), clock: services.clock });
-    } else if (e.type === 'scheduled_status.cancelled') {
-      await cancelTimers(sql, [publishKey(id)]);
-    }
-  }
 }
 
 /**
@@ -262,17 +256,16 @@ export async function scheduleStatus(services: Services, author: StatusAuthor, i
     await checkSchedule(services, sql, accountId, at, now, null);
     // The author's own free, processed attachments, reserved for this one until it is published.
     const media = await mediaForNewStatus(sql, accountId, checked.mediaIds, services.config.limits.statuses.maxMediaAttachments);
-    const created = create(scheduledStatusMachine, { scheduledStatusId: id, accountId, scheduledAt: at.toISOString() });
-    const columns = columnsOf(created.snapshot, now);
-    await sql.query(
-      `insert into scheduled_statuses (id, account_id, application_id, scheduled_at, params, idempotency_key, state, status_id, failure,
-                                       machine, machine_version, created_at, updated_at)
-       values ($1, $2, $3, $4, $5::jsonb, $6, $7, null, null, $8::jsonb, $9, $10, $10)`,
-      [
-        id, accountId, author.applicationId, at, JSON.stringify(paramsOf(input, author.applicationId)), key, columns.state,
-        JSON.stringify(stampSnapshot(scheduledStatusDefinition, created.snapshot)), created.snapshot.version, now,
-      ],
-    );
+    await createActor(services, sql, SCHEDULED_STATUS_TABLE, id, {
+      origin: 'client',
+      input: { scheduledStatusId: id, accountId, scheduledAt: at.toISOString() },
+      columns: {
+        account_id: accountId,
+        application_id: author.applicationId,
+        params: JSON.stringify(paramsOf(input, author.applicationId)),
+        idempotency_key: key,
+      },
+    });
     if (media.length) {
       await sql.query(
         `update media_attachments m set scheduled_status_id = $1, position = x.position, updated_at = $3
@@ -280,9 +273,6 @@ export async function scheduleStatus(services: Services, author: StatusAuthor, i
         [id, media, now],
       );
     }
-    const emitted = created.emitted as OutboxEvent[];
-    await writeOutbox(sql, { actorKind: SCHEDULED_STATUS_TABLE.kind, actorId: id, actorVersion: created.snapshot.version, origin: 'client', events: emitted, now });
-    await actOnTimers(services, sql, emitted);
     return { scheduledStatusId: id };
   });
 }
@@ -310,7 +300,6 @@ export async function rescheduleStatus(services: Services, accountId: string, id
     await checkSchedule(services, sql, accountId, at, now, id);
     const r = await stepActor(services, SCHEDULED_STATUS_TABLE, id, { type: 'scheduled_status.reschedule', scheduledAt: at.toISOString(), now: now.toISOString() }, { origin: 'client', em });
     if (!r.accepted) throw timeRefusal(TOO_SOON);
-    await actOnTimers(services, sql, r.emitted);
   });
 }
 
@@ -323,7 +312,6 @@ export async function cancelScheduledStatus(services: Services, accountId: strin
     await lockOwn(em, accountId, id);
     const r = await stepActor(services, SCHEDULED_STATUS_TABLE, id, { type: 'scheduled_status.cancel' }, { origin: 'client', em });
     if (!r.accepted) throw notFound();
-    await actOnTimers(services, sql, r.emitted);
     await releaseReservedMedia(sql, id, now);
   });
 }

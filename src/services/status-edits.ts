@@ -15,6 +15,9 @@
  * - a changed text drops the status's card and queues a new fetch (services/preview-cards.ts);
  * - one outbox fact, `status.updated`, for federation (Update(Note)) and the `update` notification.
  *
+ * The new version's rows (the status, its version, mentions, hashtags, card, fact) are written by
+ * services/status-writer.ts, as a remote edit's; the checks and the diffing stay here.
+ *
  * Media and polls (services/status-media-edits.ts): media_ids added, removed and reordered with
  * their media_attributes, the poll replaced when its structure changes; each version records its
  * media (with their descriptions then) and poll options (services/status-versions.ts). All in one
@@ -25,12 +28,11 @@ import type { Services } from '../context.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { Validation, notFound } from '../lib/errors.ts';
 import { isId } from './reads/page.ts';
-import { recordEvent } from './actor-store.ts';
-import { schedulePreviewCard } from './preview-cards.ts';
 import { formatStatusText, validateStatusText } from './statuses.ts';
 import type { PollParams } from './polls.ts';
 import { applyMediaEdit, applyPollEdit, checkMediaAndPollEdit, type MediaAttributeInput } from './status-media-edits.ts';
-import { recordOriginalVersion, recordStatusVersion } from './status-versions.ts';
+import { recordOriginalVersion } from './status-versions.ts';
+import { rewriteStatus } from './status-writer.ts';
 
 export interface EditStatusInput {
   status?: string;
@@ -99,58 +101,21 @@ export async function editStatus(services: Services, accountId: string, id: stri
       if (!textChanged && spoilerText === current.spoiler_text && sensitive === current.sensitive && nextLanguage === current.language && !mediaChanged && !pollChanged) {
         throw new NoChanges();
       }
-      await sql.query(
-        `update statuses set text = $2, content = $3, spoiler_text = $4, sensitive = $5, language = $6, edited_at = $7, updated_at = $7 where id = $1`,
-        [id, text, content, spoilerText, sensitive, nextLanguage, now],
-      );
-
-      const mentioned = [...new Set([...targets.values()].map((t) => t.id))];
-      const added = await sql.query<{ account_id: string }>(
-        `insert into mentions (id, status_id, account_id, created_at)
-         select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id)
-         on conflict (status_id, account_id) do update set silent = false where mentions.silent
-         returning account_id::text`,
-        [id, now, mentioned.map(() => services.ids.next()), mentioned],
-      );
-      await sql.query(`update mentions set silent = true where status_id = $1 and not silent and not (account_id = any($2::bigint[]))`, [id, mentioned]);
-
-      const lowered = tags.map((t) => t.toLowerCase());
-      await sql.query(
-        `delete from statuses_tags st using tags t where st.status_id = $1 and t.id = st.tag_id and not (lower(t.name) = any($2::text[]))`,
-        [id, lowered],
-      );
-      if (tags.length) {
-        await sql.query(
-          `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
-           on conflict (lower(name)) do nothing`,
-          [now, tags.map(() => services.ids.next()), tags],
-        );
-        await sql.query(
-          `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
-          [id, lowered],
-        );
-      }
-
-      await recordStatusVersion(services, sql, id, accountId, now);
-      if (textChanged) {
-        await sql.query(`delete from preview_cards_statuses where status_id = $1`, [id]);
-        await schedulePreviewCard(services, sql, id, { text });
-      }
-      await recordEvent(services, sql, {
-        actorKind: 'status',
-        actorId: id,
-        origin: 'client',
-        event: {
-          type: 'status.updated',
-          statusId: id,
-          accountId,
-          local: true,
-          visibility: current.visibility,
-          editedAt: now.toISOString(),
-          // Accounts mentioned by this version and not before (or only silently): new recipients.
-          addedMentionAccountIds: added.map((r) => r.account_id),
-        },
-      });
+      await rewriteStatus(services, sql, {
+        id,
+        accountId,
+        local: true,
+        visibility: current.visibility,
+        text,
+        content,
+        spoilerText,
+        sensitive,
+        language: nextLanguage,
+        editedAt: now,
+        mentions: [...targets.values()].map((t) => ({ accountId: t.id, silent: false })),
+        tags,
+        textChanged,
+      }, now, 'client');
       return id;
     });
   } catch (e) {

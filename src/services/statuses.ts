@@ -3,9 +3,10 @@
  * is one transaction that writes the rows, the counters (status_stats, account_stats) and, for the
  * facts others may need to hear of, one outbox event with origin 'client' (`status.created`,
  * `status.deleted`, `status.favourited`, `status.unfavourited`, `status.reblogged`,
- * `status.unreblogged`) for effects to federate later. Nothing here emits ActivityPub. Media
- * attachments are checked, attached and released through services/media.ts, in the same
- * transactions.
+ * `status.unreblogged`) for effects to federate later. Nothing here emits ActivityPub. A status's
+ * and a reblog's rows are written by services/status-writer.ts (the writer of remote statuses and
+ * edits too); what is local stays here: the text formatting, the checks, the Idempotency-Key.
+ * Media attachments are checked and released through services/media.ts, in the same transactions.
  */
 import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
@@ -14,13 +15,11 @@ import type { StatusVisibility } from '../db/entities/status.entity.ts';
 import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { extractEntities, extractUrls, formatPlainText, handleKey, mentionedHandles, type MentionTarget } from '../lib/text-format.ts';
-import { applyStatusToStats } from './account-stats.ts';
 import { recordEvent, type Origin } from './actor-store.ts';
-import { joinConversation } from './conversations.ts';
-import { schedulePreviewCard } from './preview-cards.ts';
 import { findVisibleStatus, type StatusFacts } from './reads/statuses.ts';
-import { attachMedia, mediaForNewStatus, releaseStatusMedia, removeStoredFiles } from './media.ts';
-import { createPoll, deletePollOfStatus, validatePoll, type PollParams } from './polls.ts';
+import { mediaForNewStatus, releaseStatusMedia, removeStoredFiles } from './media.ts';
+import { deletePollOfStatus, validatePoll, type PollParams } from './polls.ts';
+import { bumpStatusStats, discardStatus, insertReblog, insertStatus } from './status-writer.ts';
 
 const VISIBILITIES = ['public', 'unlisted', 'private', 'direct'] as const;
 type ApiVisibility = (typeof VISIBILITIES)[number];
@@ -243,86 +242,37 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
     }
     // The author's own unattached, processed attachments, locked until they are attached below.
     const media = await mediaForNewStatus(sql, account.id, mediaIds, limits.maxMediaAttachments, opts.reservedFor ?? null);
-    await sql.query(
-      `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
-                             in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, true, $11, $12, $13, $14, $14)`,
-      [
-        id, account.id, statusUri(account, id), statusUrl(services, account, id), text, content, spoilerText, visibility,
-        // As Mastodon: a content warning makes the status sensitive.
-        (input.sensitive ?? false) || spoilerText !== '', language, parent?.id ?? null, parent?.accountId ?? null, author.applicationId, now,
-      ],
-    );
-    if (targets.size) {
-      const ids = [...new Set([...targets.values()].map((t) => t.id))];
-      await sql.query(
-        `insert into mentions (id, status_id, account_id, created_at)
-         select x.id, $1, x.account_id, $2 from unnest($3::bigint[], $4::bigint[]) as x(id, account_id) on conflict do nothing`,
-        [id, now, ids.map(() => services.ids.next()), ids],
-      );
-    }
-    if (tags.length) {
-      await sql.query(
-        `insert into tags (id, name, created_at) select x.id, x.name, $1 from unnest($2::bigint[], $3::text[]) as x(id, name)
-         on conflict (lower(name)) do nothing`,
-        [now, tags.map(() => services.ids.next()), tags],
-      );
-      await sql.query(
-        `insert into statuses_tags (status_id, tag_id) select $1, t.id from tags t where lower(t.name) = any($2::text[]) on conflict do nothing`,
-        [id, tags.map((t) => t.toLowerCase())],
-      );
-    }
-    await attachMedia(sql, id, media, now);
-    await applyStatusToStats(sql, account.id, 1, now);
-    if (parent) await bumpStatusStats(sql, parent.id, 'replies_count', 1);
-    const pollId = input.poll && pollOptions
-      ? await createPoll(services, sql, {
-          statusId: id,
-          accountId: account.id,
-          local: true,
-          options: pollOptions,
-          multiple: input.poll.multiple ?? false,
-          hideTotals: input.poll.hideTotals ?? false,
-          expiresAt: new Date(now.getTime() + input.poll.expiresIn * 1000),
-        }, origin)
-      : null;
-    await joinConversation(services, sql, id, parent?.id ?? null, now);
-    await schedulePreviewCard(services, sql, id, { text });
-    await opts.inTransaction?.(em, id);
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: id,
-      origin,
-      event: { type: 'status.created', statusId: id, accountId: account.id, local: true, visibility, inReplyToId: parent?.id ?? null, ...(pollId ? { pollId } : {}) },
-    });
+    await insertStatus(services, sql, {
+      id,
+      accountId: account.id,
+      local: true,
+      uri: statusUri(account, id),
+      url: statusUrl(services, account, id),
+      text,
+      content,
+      spoilerText,
+      visibility,
+      // As Mastodon: a content warning makes the status sensitive.
+      sensitive: (input.sensitive ?? false) || spoilerText !== '',
+      language,
+      parent: parent ? { id: parent.id, accountId: parent.accountId } : null,
+      applicationId: author.applicationId,
+      createdAt: now,
+      editedAt: null,
+      mentions: [...targets.values()].map((t) => ({ accountId: t.id, silent: false })),
+      tags,
+      media: { attach: media },
+      poll: input.poll && pollOptions
+        ? {
+            options: pollOptions,
+            multiple: input.poll.multiple ?? false,
+            hideTotals: input.poll.hideTotals ?? false,
+            expiresAt: new Date(now.getTime() + input.poll.expiresIn * 1000),
+          }
+        : null,
+    }, now, { origin, beforeFact: opts.inTransaction ? (statusId) => opts.inTransaction!(em, statusId) : undefined });
     return id;
   });
-}
-
-export async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count', delta: 1 | -1): Promise<void> {
-  // A remote status's untrusted count (its server's figure) moves with ours, as Mastodon's increment_count!.
-  const untrusted = column === 'replies_count' ? null : `untrusted_${column}`;
-  await sql.query(
-    `insert into status_stats as s (status_id, ${column}) values ($1, greatest($2::int, 0))
-     on conflict (status_id) do update set ${column} = greatest(0, s.${column} + $2::int)${
-       untrusted ? `, ${untrusted} = case when s.${untrusted} is null then null else greatest(0, s.${untrusted} + $2::int) end` : ''
-     }`,
-    [statusId, delta],
-  );
-}
-
-/**
- * Sets a remote status's untrusted counts (what its Note's likes/shares say, already clamped);
- * a null leaves that count as it was. Nothing is written when both are null.
- */
-export async function setUntrustedStatusCounts(sql: Sql, statusId: string, counts: { favourites: number | null; reblogs: number | null }): Promise<void> {
-  if (counts.favourites === null && counts.reblogs === null) return;
-  await sql.query(
-    `insert into status_stats as s (status_id, untrusted_favourites_count, untrusted_reblogs_count) values ($1, $2::int, $3::int)
-     on conflict (status_id) do update set untrusted_favourites_count = coalesce($2::int, s.untrusted_favourites_count),
-                                           untrusted_reblogs_count = coalesce($3::int, s.untrusted_reblogs_count)`,
-    [statusId, counts.favourites, counts.reblogs],
-  );
 }
 
 /** A status of the viewer's own (not a reblog, not deleted), or 404. */
@@ -334,15 +284,6 @@ async function ownStatus(sql: Sql, accountId: string, id: string): Promise<{ id:
   );
   if (!row) throw notFound();
   return { id: row.id, createdAt: new Date(row.created_at), inReplyToId: row.in_reply_to_id, visibility: row.visibility, reblogOfId: row.reblog_of_id };
-}
-
-/** Removes one status (soft: deleted_at) with its counters; a reblog's original loses one reblog. */
-export async function discardStatus(services: Services, sql: Sql, s: { id: string; accountId: string; createdAt: Date; inReplyToId: string | null; reblogOfId: string | null }, now: Date): Promise<void> {
-  await sql.query(`update statuses set deleted_at = $2, updated_at = $2 where id = $1`, [s.id, now]);
-  await sql.query(`delete from status_pins where status_id = $1`, [s.id]);
-  await applyStatusToStats(sql, s.accountId, -1, s.createdAt);
-  if (s.inReplyToId) await bumpStatusStats(sql, s.inReplyToId, 'replies_count', -1);
-  if (s.reblogOfId) await bumpStatusStats(sql, s.reblogOfId, 'reblogs_count', -1);
 }
 
 /**
@@ -357,7 +298,7 @@ export async function deleteStatus(services: Services, accountId: string, id: st
   const files = await services.db.em().transactional(async (em) => {
     const sql = sqlFromEm(em);
     const s = await ownStatus(sql, accountId, id);
-    await discardStatus(services, sql, { ...s, accountId }, now);
+    await discardStatus(sql, { ...s, accountId }, now);
     const released = await releaseStatusMedia(sql, id, { deleteMedia: opts.deleteMedia, now });
     if (!s.reblogOfId) await deletePollOfStatus(services, em, id, 'client');
     const reblogs = await sql.query<{ id: string; account_id: string; created_at: string }>(
@@ -365,7 +306,7 @@ export async function deleteStatus(services: Services, accountId: string, id: st
       [id],
     );
     for (const r of reblogs) {
-      await discardStatus(services, sql, { id: r.id, accountId: r.account_id, createdAt: new Date(r.created_at), inReplyToId: null, reblogOfId: null }, now);
+      await discardStatus(sql, { id: r.id, accountId: r.account_id, createdAt: new Date(r.created_at), inReplyToId: null, reblogOfId: null }, now);
     }
     await recordEvent(services, sql, {
       actorKind: 'status',
@@ -469,19 +410,16 @@ export async function reblogStatus(services: Services, author: StatusAuthor, id:
       [s.id, account.id],
     );
     if (existing) return existing.id;
-    await sql.query(
-      `insert into statuses (id, account_id, uri, url, visibility, local, reblog_of_id, application_id, created_at, updated_at)
-       values ($1, $2, $3, null, $4, true, $5, $6, $7, $7)`,
-      [reblogId, account.id, `${statusUri(account, reblogId)}/activity`, vis, s.id, author.applicationId, now],
-    );
-    await applyStatusToStats(sql, account.id, 1, now);
-    await bumpStatusStats(sql, s.id, 'reblogs_count', 1);
-    await recordEvent(services, sql, {
-      actorKind: 'status',
-      actorId: reblogId,
-      origin: 'client',
-      event: { type: 'status.reblogged', statusId: reblogId, reblogOfId: s.id, accountId: account.id, visibility: vis, statusAccountId: s.accountId },
-    });
+    await insertReblog(services, sql, {
+      id: reblogId,
+      accountId: account.id,
+      local: true,
+      uri: `${statusUri(account, reblogId)}/activity`,
+      visibility: vis,
+      reblogOf: { id: s.id, accountId: s.accountId },
+      applicationId: author.applicationId,
+      createdAt: now,
+    }, now, 'client');
     return reblogId;
   });
 }
@@ -496,7 +434,7 @@ export async function unreblogStatus(services: Services, accountId: string, id: 
       [s.id, accountId],
     );
     if (!reblog) return;
-    await discardStatus(services, sql, { id: reblog.id, accountId, createdAt: new Date(reblog.created_at), inReplyToId: null, reblogOfId: s.id }, now);
+    await discardStatus(sql, { id: reblog.id, accountId, createdAt: new Date(reblog.created_at), inReplyToId: null, reblogOfId: s.id }, now);
     await recordEvent(services, sql, {
       actorKind: 'status',
       actorId: reblog.id,

@@ -7,7 +7,8 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, eventually, capturedStatements, type TestRoost } from '../helpers/roost.ts';
-import { recordRemoteVote, votePoll } from '../../src/services/polls.ts';
+import { POLL_TABLE, closePoll, recordRemoteVote, votePoll } from '../../src/services/polls.ts';
+import { stepActor } from '../../src/services/actor-store.ts';
 import { createTestUser, apiRequest, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 
@@ -225,6 +226,26 @@ describe('the guessed row (a poll this process last wrote)', () => {
       voters_count: rows.length,
       options: [{ title: 'a', votes_count: a }, { title: 'b', votes_count: 1 }],
     });
+  });
+});
+
+describe('the locking path of a vote', () => {
+  it('rolls back the vote row it wrote before the step when the poll refuses the vote', async () => {
+    const poll = (await post({ options: ['a', 'b'], expires_in: 600 })).body.poll;
+    const late = await createTestUser(roost, 'late');
+    expect(await closePoll(roost.services, poll.id)).toBe(true);
+    const vote = { type: 'poll.vote' as const, voterId: late.account.id, choices: [0], now: clock.now().toISOString(), local: true, previous: null };
+    // The vote row first, as votePoll's locking path writes it; the closed poll then refuses the step.
+    const r = await stepActor(roost.services, POLL_TABLE, poll.id, async (sql) => {
+      await sql.query(
+        `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at) values ($1, $2, $3::text, $3::text::bigint, $4::integer[], $5, $5)`,
+        [roost.services.ids.next(), poll.id, late.account.id, [0], clock.now()],
+      );
+      return vote;
+    }, { origin: 'client' });
+    expect(r).toMatchObject({ accepted: false, rejection: { reason: 'not_accepted', eventType: 'poll.vote' } });
+    expect(await roost.services.db.sql.query(`select 1 from poll_votes where poll_id = $1 and voter = $2`, [poll.id, late.account.id])).toEqual([]);
+    expect((await outbox(poll.id)).map((e) => e.type)).toEqual(['poll.close_scheduled', 'poll.updated', 'poll.closed']);
   });
 });
 
