@@ -30,7 +30,6 @@ import { createEffectDispatcher } from './effects/dispatch.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
 import { notificationsConsumer } from './effects/notifications.ts';
-import { renderNotifications } from './api/render-notifications.ts';
 import { streamingConsumer, streamingNotificationSink } from './effects/streaming.ts';
 import { setStreamingHub, StreamingHub } from './streaming/hub.ts';
 import { streamingRoutes, streamingWebSocketRoute } from './streaming/routes.ts';
@@ -281,7 +280,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       homeFeedConsumer(services),
       conversationsConsumer(services),
       streamingConsumer(services),
-      notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)], renderNotifications),
+      notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)]),
     ]);
     const workers = scoped(() =>
       startWorkers({
