@@ -31,7 +31,6 @@ import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
 import { notificationsConsumer } from './effects/notifications.ts';
-import { renderNotifications } from './api/render-notifications.ts';
 import { streamingConsumer, streamingNotificationSink } from './effects/streaming.ts';
 import { setStreamingHub, StreamingHub } from './streaming/hub.ts';
 import { streamingRoutes, streamingWebSocketRoute } from './streaming/routes.ts';
@@ -288,7 +287,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         'home-feeds': homeFeedConsumer(services),
         conversations: conversationsConsumer(services),
         streaming: streamingConsumer(services),
-        notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)], renderNotifications),
+        notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)]),
       },
       { beforeConsumer: opts.beforeConsumer },
     );

@@ -13,6 +13,14 @@
  *   - the event spine (src/events) imports nothing above it: only itself, the database layer, the
  *     job queue, small libraries and the actors' types (services, effects, federation, streaming,
  *     push, views, serializers, api and http are above it);
+ *   - views (src/views) are the only renderers of statuses, their polls and versions,
+ *     notifications and conversations: no other file (serializers and tests aside) imports
+ *     serializeStatus, serializeStatusEdit, serializePoll, serializeNotification,
+ *     serializeNotificationGroup or serializeConversation; routes, streaming and the effects
+ *     (the notifications consumer, whose rendering streaming and Web Push get) call views;
+ *   - views read through read modules (src/services/reads, and media-storage for file URLs),
+ *     never a use case, and import nothing that calls them (api, http, effects, streaming, push,
+ *     federation);
  *   - nothing outside src/http imports uWebSockets.js;
  *   - configuration (config/) imports nothing from src (types aside).
  *
@@ -34,15 +42,26 @@ interface SourceFile {
 interface Import {
   specifier: string;
   typeOnly: boolean;
+  /** The names bound as values (`import { a, type B, c as d }`: a and c; none for `import type`). */
+  values: string[];
 }
 
-const IMPORT_RE = /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/g;
+const IMPORT_RE = /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:([^'";]*?)\s+from\s+)?['"]([^'"]+)['"]/g;
 const DYNAMIC_RE = /import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function valueNames(clause: string | undefined): string[] {
+  const named = clause?.match(/\{([^}]*)\}/)?.[1] ?? '';
+  return named
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '' && !n.startsWith('type '))
+    .map((n) => n.split(/\s+as\s+/)[0]!.trim());
+}
 
 function importsOf(text: string): Import[] {
   const out: Import[] = [];
-  for (const m of text.matchAll(IMPORT_RE)) out.push({ specifier: m[3]!, typeOnly: !!m[2] });
-  for (const m of text.matchAll(DYNAMIC_RE)) out.push({ specifier: m[1]!, typeOnly: false });
+  for (const m of text.matchAll(IMPORT_RE)) out.push({ specifier: m[4]!, typeOnly: !!m[2], values: m[2] ? [] : valueNames(m[3]) });
+  for (const m of text.matchAll(DYNAMIC_RE)) out.push({ specifier: m[1]!, typeOnly: false, values: [] });
   return out;
 }
 
@@ -56,6 +75,13 @@ function target(from: string, specifier: string): string {
 const EVENTS_MAY_IMPORT = ['src/events/', 'src/db/', 'src/jobs/', 'src/lib/', 'actors/'];
 
 const UWS = /^(@btc-vision\/)?uwebsockets\.js$|^uWebSockets\.js$/i;
+
+/** The serializers of the entities only views/ renders. */
+const VIEW_SERIALIZERS = new Set([
+  'serializeStatus', 'serializeStatusEdit', 'serializePoll', 'serializeNotification', 'serializeNotificationGroup', 'serializeConversation',
+]);
+/** What views may not import: the layers that call them, and services other than read modules. */
+const ABOVE_VIEWS = /^src\/(api|http|effects|streaming|push|federation)\//;
 
 export function violations(files: readonly SourceFile[]): string[] {
   const found: string[] = [];
@@ -79,6 +105,16 @@ export function violations(files: readonly SourceFile[]): string[] {
         found.push(`${file}: the event spine imports ${imp.specifier} (above it)`);
       }
       if (file.startsWith('config/') && !isTest && !imp.typeOnly && to.startsWith('src/')) found.push(`${file}: configuration imports ${imp.specifier} (config depends on nothing in src)`);
+      if (!isTest && !file.startsWith('src/views/') && !file.startsWith('src/serializers/') && to.startsWith('src/serializers/')) {
+        const rendering = imp.values.filter((n) => VIEW_SERIALIZERS.has(n));
+        if (rendering.length) found.push(`${file}: renders outside src/views (imports ${rendering.join(', ')})`);
+      }
+      if (file.startsWith('src/views/') && !imp.typeOnly) {
+        if (ABOVE_VIEWS.test(to)) found.push(`${file}: a view imports ${imp.specifier} (views are below api, streaming, effects and push)`);
+        if (to.startsWith('src/services/') && !to.startsWith('src/services/reads/') && to !== 'src/services/media-storage.ts') {
+          found.push(`${file}: a view imports a service (${imp.specifier}); views read through src/services/reads`);
+        }
+      }
     }
     if (file.startsWith('src/api/') && /\bservices\.db\b|\.db\.(em|sql)\b/.test(text)) {
       found.push(`${file}: a route reaches the database through services.db`);
@@ -127,6 +163,11 @@ describe('architecture', () => {
       { file: 'config/index.ts', text: `import { parseProxyRange } from '../src/lib/client-address.ts';\n` },
       { file: 'src/events/outbox.ts', text: `import type { Services } from '../context.ts';\n` },
       { file: 'src/events/consumers.ts', text: `import { federateConsumer } from '../effects/federate.ts';\n` },
+      { file: 'src/streaming/publish.ts', text: `import { serializeStatus } from '../serializers/status.ts';\n` },
+      { file: 'src/api/v1/conversations.ts', text: `import {\n  type MastodonConversation,\n  serializeConversation as render,\n} from '../../serializers/conversation.ts';\n` },
+      { file: 'src/api/render.ts', text: `export { serializeNotification } from '../serializers/notification.ts';\n` },
+      { file: 'src/views/statuses.ts', text: `import { publishNotification } from '../streaming/publish.ts';\n` },
+      { file: 'src/views/polls.ts', text: `import { votePoll } from '../services/polls.ts';\n` },
     ];
     expect(violations(bad).map((v) => v.split(':')[0])).toEqual(bad.map((f) => f.file));
     const fine: SourceFile[] = [
@@ -138,6 +179,11 @@ describe('architecture', () => {
       { file: 'src/events/catalogue.ts', text: `import type { PollEmitted } from '../../actors/poll/poll.machine.ts';\nimport type { Sql } from '../db/sql.ts';\n` },
       { file: 'src/services/polls.ts', text: `import type { OutboxEvent } from '../events/outbox.ts';\n` },
       { file: 'src/services/actor-store.ts', text: `import { writeOutbox } from '../events/outbox.ts';\n` },
+      { file: 'src/effects/notifications.ts', text: `import type { MastodonNotification } from '../serializers/notification.ts';\nimport { renderNotifications } from '../views/notifications.ts';\n` },
+      { file: 'src/api/v2/notifications.ts', text: `import { GROUPABLE_TYPES, type NotificationGroupRow } from '../../serializers/notification.ts';\n` },
+      { file: 'src/serializers/conversation.ts', text: `import { serializeStatus } from './status.ts';\n` },
+      { file: 'src/views/polls.ts', text: `import { findVisiblePoll } from '../services/reads/polls.ts';\nimport { mediaStorage } from '../services/media-storage.ts';\nimport { serializePoll } from '../serializers/poll.ts';\n` },
+      { file: 'src/views/notifications.ts', text: `import type { Services } from '../context.ts';\n` },
     ];
     expect(violations(fine)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { upgradeSnapshot } from '../runtime/definition.ts';
 import { InvalidSnapshotError, create, step, stepOrThrow } from '../runtime/step.ts';
-import { pollDefinition, pollMachine, pollVoteRefusal, renderPoll } from './poll.machine.ts';
+import { pollDefinition, pollMachine, pollVoteRefusal } from './poll.machine.ts';
 import type { PollContext, PollEmitted, PollEvent, PollInput, PollSnapshot, PollState, PollVoteRefusalReason } from './poll.machine.ts';
 
 const P = 'poll-1';
@@ -377,47 +377,6 @@ describe('poll machine: the author and remote voters adding choices', () => {
     // On a single-choice poll a remote voter votes once.
     const single = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: R, choices: [0], now: t(0), local: false }).snapshot;
     expect(pollVoteRefusal('open', single.context, { ...same, choices: [1], previous: [0] })?.reason).toBe('already_voted');
-  });
-});
-
-describe('renderPoll', () => {
-  const hidden = (() => {
-    let s = newPoll({ multiple: true, hideTotals: true });
-    s = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: A1, choices: [0, 1], now: t(0), local: true }).snapshot;
-    s = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: A2, choices: [1], now: t(MIN), local: true }).snapshot;
-    return s;
-  })();
-
-  it('hides option counts from everyone but the author while open; shows them once expired', () => {
-    const author = renderPoll(hidden, { accountId: 'author', isAuthor: true, ownVotes: null }, t(2 * MIN));
-    expect(author).toEqual({
-      expires_at: t(60 * MIN), expired: false, multiple: true, votes_count: 3, voters_count: 2,
-      options: [{ title: 'yes', votes_count: 1 }, { title: 'no', votes_count: 2 }, { title: 'maybe', votes_count: 0 }],
-      voted: true, own_votes: [],
-    });
-    const voter = renderPoll(hidden, { accountId: A1, isAuthor: false, ownVotes: [1, 0] }, t(2 * MIN));
-    expect(voter.options.map((o) => o.votes_count)).toEqual([null, null, null]);
-    expect(voter).toMatchObject({ voted: true, own_votes: [0, 1], votes_count: 3, voters_count: 2 });
-    const anonymous = renderPoll(hidden, null, t(2 * MIN));
-    expect(anonymous.options.map((o) => o.votes_count)).toEqual([null, null, null]);
-    expect('voted' in anonymous || 'own_votes' in anonymous).toBe(false);
-    const stranger = renderPoll(hidden, { accountId: 'other', isAuthor: false, ownVotes: null }, t(2 * MIN));
-    expect(stranger).toMatchObject({ voted: false, own_votes: [] });
-
-    // Past expiresAt (before the close timer ran) and after closing, everyone sees the counts.
-    expect(renderPoll(hidden, null, t(60 * MIN))).toMatchObject({ expired: true, options: [{ votes_count: 1 }, { votes_count: 2 }, { votes_count: 0 }] });
-    const closedPoll = stepOrThrow(pollMachine, hidden, { type: 'poll.close', now: t(3 * MIN) }).snapshot;
-    expect(renderPoll(closedPoll, { accountId: A2, isAuthor: false, ownVotes: [1] }, t(3 * MIN))).toMatchObject({
-      expired: true, own_votes: [1], options: [{ votes_count: 1 }, { votes_count: 2 }, { votes_count: 0 }],
-    });
-  });
-
-  it('voters_count is given for a single-choice poll too (as Mastodon answers); counts show when totals are not hidden', () => {
-    const s = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: A1, choices: [2], now: t(0), local: true }).snapshot;
-    expect(renderPoll(s, null, t(0))).toEqual({
-      expires_at: t(60 * MIN), expired: false, multiple: false, votes_count: 1, voters_count: 1,
-      options: [{ title: 'yes', votes_count: 0 }, { title: 'no', votes_count: 0 }, { title: 'maybe', votes_count: 1 }],
-    });
   });
 });
 

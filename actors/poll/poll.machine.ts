@@ -54,8 +54,8 @@
  * Context holds the counts, never the list of voters: a poll with 10,000 voters keeps a snapshot
  * of a few hundred bytes, so a vote costs the same whatever came before (test/bench/polls.ts).
  * Who voted for what lives in the service's vote rows (poll_votes), which give the machine the
- * voter's earlier choices (`previous`), the voters at close, and `own_votes` (`renderPoll`'s
- * viewer).
+ * voter's earlier choices (`previous`) and the voters at close. The Poll entity is rendered from
+ * the columns the store projects (src/serializers/poll.ts), not here.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import type { PersistedSnapshot } from '../runtime/step.ts';
@@ -331,54 +331,3 @@ export const pollDefinition = defineMachine(pollMachine, {
   },
 });
 export type PollMachine = typeof pollMachine;
-
-// ── The Mastodon Poll entity, as far as the snapshot knows it ─────────────────────────────
-
-/** Who is looking: null for an anonymous request. */
-export interface PollViewer {
-  /** The viewer's voter id (local account id). */
-  accountId: string;
-  /** The viewer wrote the poll's status: Mastodon shows them the results at once. */
-  isAuthor: boolean;
-  /** The viewer's choices on this poll (from the vote rows), null when they have not voted. */
-  ownVotes: number[] | null;
-}
-
-/** Poll entity fields derivable from the snapshot (the service adds `id` and `emojis`). */
-export interface PollEntityFields {
-  expires_at: string | null;
-  expired: boolean;
-  multiple: boolean;
-  votes_count: number;
-  voters_count: number;
-  options: { title: string; votes_count: number | null }[];
-  voted?: boolean;
-  own_votes?: number[];
-}
-
-/**
- * Renders the snapshot as Mastodon's Poll entity fields at `now`. Option counts are null while
- * totals are hidden and the poll is not expired, except for the author (mission spec: results
- * shown at once to the author). `voters_count` is given for single-choice polls too, as Mastodon
- * answers (its docs say null; its API and clients rely on the number). `voted`/`own_votes` appear
- * only for a viewer; the author counts as having voted (Mastodon's `voted?`).
- */
-export function renderPoll(snapshot: PollSnapshot, viewer: PollViewer | null, now: string): PollEntityFields {
-  const c = snapshot.context;
-  const expired = snapshot.value !== 'open' || pollExpiredAt(c, now);
-  const showCounts = !c.hideTotals || expired || viewer?.isAuthor === true;
-  const fields: PollEntityFields = {
-    expires_at: c.expiresAt,
-    expired,
-    multiple: c.multiple,
-    votes_count: c.votes.reduce((sum, n) => sum + n, 0),
-    voters_count: c.votersCount,
-    options: c.options.map((title, i) => ({ title, votes_count: showCounts ? (c.votes[i] ?? 0) : null })),
-  };
-  if (viewer !== null) {
-    const own = viewer.ownVotes;
-    fields.voted = viewer.isAuthor || (own !== null && own.length > 0);
-    fields.own_votes = own ? [...own].sort((a, b) => a - b) : [];
-  }
-  return fields;
-}

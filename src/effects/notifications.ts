@@ -40,12 +40,10 @@ import type { OutboxRecord } from '../events/outbox.ts';
 import type { ConsumerHandler } from './registry.ts';
 import { PERMISSIONS } from '../db/entities/index.ts';
 import type { MastodonNotification } from '../serializers/notification.ts';
+import { renderNotifications } from '../views/notifications.ts';
 
 /** Where new notifications go once rendered (streaming, Web Push): each with its recipient. */
 export type NotificationSink = (items: { accountId: string; notification: MastodonNotification }[]) => Promise<void>;
-
-/** Renders notifications by id as their recipient sees them (api/render-notifications.ts renderNotifications). */
-export type NotificationRenderer = (services: Services, recipientAccountId: string, ids: readonly string[]) => Promise<MastodonNotification[]>;
 
 /** A notification to write: who gets it, who caused it, what it is about, and what makes it unique. */
 export interface NotificationCandidate {
@@ -311,8 +309,7 @@ function withdrawnOf(record: OutboxRecord): string[] {
   }
 }
 
-export function notificationsConsumer(services: Services, sinks: NotificationSink[] = [], render?: NotificationRenderer): ConsumerHandler<'notifications'> {
-  if (sinks.length > 0 && !render) throw new Error('notificationsConsumer: sinks need a renderer');
+export function notificationsConsumer(services: Services, sinks: NotificationSink[] = []): ConsumerHandler<'notifications'> {
   const log = services.log.child({ module: 'notifications' });
   return async function notify(record: OutboxRecord): Promise<void> {
     const withdrawn = withdrawnOf(record);
@@ -323,7 +320,7 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
     if (candidates.length === 0) return;
     // With sinks, the rows of this event that an earlier attempt inserted but never handed over
     // (it failed or its process died before the sinks ran) come back with the new ones.
-    const inserted = await insertNotifications(services, candidates, { resurface: sinks.length > 0 && !!render });
+    const inserted = await insertNotifications(services, candidates, { resurface: sinks.length > 0 });
     if (record.event.type === 'status.updated') {
       // The latest update notification replaces the earlier ones for that status (retries included).
       await services.db.sql.query(
@@ -333,15 +330,15 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
     }
     if (inserted.length === 0) return;
     log.debug({ event: record.event.type, count: inserted.length }, 'notifications written');
-    if (sinks.length === 0 || !render) return;
+    if (sinks.length === 0) return;
     const byRecipient = new Map<string, string[]>();
     for (const r of inserted) byRecipient.set(r.accountId, [...(byRecipient.get(r.accountId) ?? []), r.id]);
     const items: { accountId: string; notification: MastodonNotification }[] = [];
     for (const [accountId, ids] of byRecipient) {
-      for (const notification of await render(services, accountId, ids)) items.push({ accountId, notification });
+      for (const notification of await renderNotifications(services, accountId, ids)) items.push({ accountId, notification });
     }
-    // The renderer applied the recipient's filters (context `notifications`): a `hide` match is
-    // not among `items`, a `warn` carries its `filtered` result (src/api/render-notifications.ts).
+    // The view applied the recipient's filters (context `notifications`): a `hide` match is not
+    // among `items`, a `warn` carries its `filtered` result (src/views/notifications.ts).
     if (items.length > 0) for (const sink of sinks) await sink(items);
     // Handed over: a retry of this event (a later consumer failing) does not hand them over again.
     await services.db.sql.query(`update notifications set surfaced_at = $1 where id = any($2::bigint[])`, [

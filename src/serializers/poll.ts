@@ -1,16 +1,26 @@
 /**
- * Mastodon's Poll entity (entities/Poll.md), pure: a poll's snapshot (actors/poll renderPoll
- * reads the counts, the end and the hidden totals) and the viewer's own vote row in, JSON out.
+ * Mastodon's Poll entity (entities/Poll.md), pure: a poll's row (its projected columns: state,
+ * options, end, hidden totals, tallies; reads/poll-rows.ts) and the viewer's own vote in, JSON out.
  * `voted` and `own_votes` only for a signed-in viewer; `emojis` as the status view found them.
  */
-import { renderPoll, type PollSnapshot } from '../../actors/poll/poll.machine.ts';
 
 export interface PollRow {
   id: string;
   statusId: string;
   /** The author of the poll's status. */
   accountId: string;
-  snapshot: PollSnapshot;
+  /** The actor's state: open, closed (ended) or deleted. */
+  state: string;
+  /** Option titles, in order. */
+  options: string[];
+  multiple: boolean;
+  hideTotals: boolean;
+  /** ISO instant, or null for a (remote) poll without an end. */
+  expiresAt: string | null;
+  /** Votes per option, same order as options. */
+  votes: number[];
+  /** Distinct voters (for a remote poll: what its server says). */
+  votersCount: number;
   /** The viewer's choices (null: not voted, or nobody signed in). */
   ownVotes: number[] | null;
 }
@@ -28,19 +38,32 @@ export interface MastodonPoll {
   own_votes?: number[];
 }
 
-/** `emojis`: the custom emojis its options use, rendered (none by default). */
+/**
+ * The poll at `now`. Option counts are null while totals are hidden and the poll is not expired
+ * (ended, or past its end before the close timer ran), except for the author (mission spec:
+ * results shown at once to the author). `voters_count` is given for single-choice polls too, as
+ * Mastodon answers (its docs say null; its API and clients rely on the number). `voted` and
+ * `own_votes` only for a viewer; the author counts as having voted (Mastodon's `voted?`).
+ * `emojis`: the custom emojis its options use, rendered (none by default).
+ */
 export function serializePoll(poll: PollRow, viewerId: string | null, now: Date, emojis: unknown[] = []): MastodonPoll {
-  const viewer = viewerId === null ? null : { accountId: viewerId, isAuthor: viewerId === poll.accountId, ownVotes: poll.ownVotes };
-  const f = renderPoll(poll.snapshot, viewer, now.toISOString());
-  return {
+  const isAuthor = viewerId !== null && viewerId === poll.accountId;
+  const expired = poll.state !== 'open' || (poll.expiresAt !== null && now.getTime() >= Date.parse(poll.expiresAt));
+  const showCounts = !poll.hideTotals || expired || isAuthor;
+  const json: MastodonPoll = {
     id: poll.id,
-    expires_at: f.expires_at,
-    expired: f.expired,
-    multiple: f.multiple,
-    votes_count: f.votes_count,
-    voters_count: f.voters_count,
-    options: f.options,
+    expires_at: poll.expiresAt,
+    expired,
+    multiple: poll.multiple,
+    votes_count: poll.votes.reduce((sum, n) => sum + n, 0),
+    voters_count: poll.votersCount,
+    options: poll.options.map((title, i) => ({ title, votes_count: showCounts ? (poll.votes[i] ?? 0) : null })),
     emojis,
-    ...(viewer ? { voted: f.voted, own_votes: f.own_votes } : {}),
   };
+  if (viewerId !== null) {
+    const own = poll.ownVotes;
+    json.voted = isAuthor || (own !== null && own.length > 0);
+    json.own_votes = own ? [...own].sort((a, b) => a - b) : [];
+  }
+  return json;
 }

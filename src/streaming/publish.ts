@@ -1,7 +1,7 @@
 /**
- * What goes to which stream, rendered once (as Mastodon's InlineRenderer: a public rendering,
- * without viewer flags), written to the streaming event log (src/streaming/store.ts) from which
- * every streaming process delivers it. Called by the outbox consumer (src/effects/streaming.ts)
+ * What goes to which stream, rendered once through src/views/ (as Mastodon's InlineRenderer: a
+ * public rendering, without viewer flags), written to the streaming event log
+ * (src/streaming/store.ts) from which every streaming process delivers it. Called by the outbox consumer (src/effects/streaming.ts)
  * after the home-feed fan-out, so home_feeds/list_feeds rows already say whose feeds got a status.
  *
  *   status.created   update → public streams (public, not a reply to someone else, not a reblog;
@@ -14,10 +14,8 @@
  *   filters.changed  filters_changed (no payload) → the account's `user` stream
  */
 import type { Services } from '../context.ts';
-import { loadStatusPage } from '../services/reads/statuses.ts';
-import { loadAccountPage } from '../services/reads/accounts.ts';
-import { serializeStatus } from '../serializers/status.ts';
-import { serializeConversation } from '../serializers/conversation.ts';
+import { renderStatuses } from '../views/statuses.ts';
+import { renderConversations } from '../views/conversations.ts';
 import { visibleSql } from '../services/reads/statuses.ts';
 import { writeStreamingEvent } from './store.ts';
 import { prepared } from '../db/prepared.ts';
@@ -80,19 +78,13 @@ function audience(f: StatusFacts): string[] {
   return [...new Set(keys)];
 }
 
-/** A status rendered for nobody in particular (no viewer flags). */
-async function renderPublic(services: Services, id: string): Promise<string | null> {
-  const { statuses, view } = await loadStatusPage(services, [id], null);
-  const s = statuses.get(id);
-  const json = s ? serializeStatus(s, statuses, view) : null;
-  return json ? JSON.stringify(json) : null;
-}
-
 async function publishStatus(services: Services, statusId: string, event: 'update' | 'status.update', key: string): Promise<void> {
   const f = await statusFacts(services, statusId);
   if (!f) return;
-  const payload = await renderPublic(services, statusId);
-  if (payload === null) return;
+  // Rendered for nobody in particular (no viewer flags).
+  const [json] = await renderStatuses(services, [statusId], null);
+  if (!json) return;
+  const payload = JSON.stringify(json);
   const streams = audience(f);
   await writeStreamingEvent(services, { streams, event, payload, authorId: f.accountId, mentionIds: f.mentionIds, authorDomain: f.domain, sourceKey: `${key}/${event}` });
   if (event === 'update' && f.visibility === 'direct') await publishConversations(services, statusId, key);
@@ -108,13 +100,7 @@ async function publishConversations(services: Services, statusId: string, key: s
     [statusId],
   );
   for (const r of rows) {
-    const participants = r.participants ?? [];
-    const { accounts, view: accountView } = await loadAccountPage(services, [...new Set([r.account_id, ...participants])]);
-    const { statuses, view: statusView } = await loadStatusPage(services, r.last_status_id ? [r.last_status_id] : [], r.account_id);
-    const json = serializeConversation(
-      { id: r.id, unread: r.unread, participantIds: participants, viewerId: r.account_id, lastStatusId: r.last_status_id },
-      { accounts, accountView, statuses, statusView },
-    );
+    const [json] = await renderConversations(services, [{ id: r.id, unread: r.unread, participantIds: r.participants ?? [], lastStatusId: r.last_status_id }], r.account_id);
     await writeStreamingEvent(services, {
       streams: [`direct:${r.account_id}`], event: 'conversation', payload: JSON.stringify(json), sourceKey: `${key}/conversation:${r.account_id}`,
     });

@@ -10,7 +10,6 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { capturedStatements, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { notificationsConsumer, type NotificationSink } from '../../src/effects/notifications.ts';
-import { renderNotifications } from '../../src/api/render-notifications.ts';
 import { closePoll } from '../../src/services/polls.ts';
 import type { ConsumerRecord } from '../../src/effects/registry.ts';
 
@@ -231,7 +230,7 @@ describe('an event handled twice', () => {
     const [fav] = await list(alice);
     const record = await outboxRecord(`type = 'status.favourited' and payload->>'statusId' = $1`, [id]);
     const got: Parameters<NotificationSink>[0][] = [];
-    const consume = notificationsConsumer(roost.services, [async (items) => void got.push(items)], renderNotifications);
+    const consume = notificationsConsumer(roost.services, [async (items) => void got.push(items)]);
     await consume(record);
     await consume(record);
     expect(got).toEqual([]);
@@ -267,7 +266,6 @@ describe('a sink failing after the rows were written', () => {
           got.push(items);
         },
       ],
-      renderNotifications,
     );
     await expect(consume(record)).rejects.toThrow('sink down');
     // The row is there, not yet handed over.

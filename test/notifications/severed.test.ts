@@ -12,7 +12,6 @@ import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { followAccount } from '../../src/services/follows.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { notificationsConsumer, type NotificationSink } from '../../src/effects/notifications.ts';
-import { renderNotifications } from '../../src/api/render-notifications.ts';
 import type { ConsumerRecord } from '../../src/effects/registry.ts';
 import type { Account } from '../../src/db/entities/index.ts';
 
@@ -167,7 +166,7 @@ describe('severed_relationships', () => {
 
     // The event job replayed: nothing written twice, nothing reaches a sink again.
     const got: Parameters<NotificationSink>[0][] = [];
-    const consume = notificationsConsumer(a.services, [async (items) => void got.push(items)], renderNotifications);
+    const consume = notificationsConsumer(a.services, [async (items) => void got.push(items)]);
     const record = await outboxRecord(event!.id);
     await consume(record);
     await consume(record);

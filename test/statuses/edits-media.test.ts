@@ -211,6 +211,21 @@ describe('editing the poll of a status', () => {
     ]);
   });
 
+  it('an edit that only changes hide_totals shows (or hides) the counts from then on, in the status and at /api/v1/polls/:id', async () => {
+    const s = (await post(alice, { status: 'secret?', poll: { options: ['yes', 'no'], expires_in: 3600, hide_totals: true } })).body;
+    expect((await vote(bob, s.poll.id, [1])).status).toBe(200);
+    const counts = async () => {
+      const [status, poll] = await Promise.all([bob.api(`/api/v1/statuses/${s.id}`), bob.api(`/api/v1/polls/${s.poll.id}`)]);
+      return [status.body.poll.options.map((o: { votes_count: number | null }) => o.votes_count), poll.body.options.map((o: { votes_count: number | null }) => o.votes_count)];
+    };
+    expect(await counts()).toEqual([[null, null], [null, null]]);
+    const shown = await edit(alice, s.id, { status: 'secret?', poll: { options: ['yes', 'no'], expires_in: 3600, hide_totals: false } });
+    expect([shown.status, shown.body.poll.id]).toEqual([200, s.poll.id]);
+    expect(await counts()).toEqual([[0, 1], [0, 1]]);
+    await edit(alice, s.id, { status: 'secret?', poll: { options: ['yes', 'no'], expires_in: 3600, hide_totals: true } });
+    expect(await counts()).toEqual([[null, null], [null, null]]);
+  });
+
   it('refuses a bad poll in an edit with Mastodon errors, writing nothing', async () => {
     const s = (await post(alice, { status: 'poll', poll: { options: ['a', 'b'], expires_in: 3600 } })).body;
     const before = await rowsOf(s.id);

@@ -82,8 +82,8 @@ describe('one event, every channel, exactly once', () => {
     const mention = await post(bob, '@alice look at this #roost');
     // follow request (alice is locked)
     expect((await carol.api(`/api/v1/accounts/${alice.account.id}/follow`, { method: 'POST' })).body).toMatchObject({ requested: true });
-    // boost of alice's status
-    const own = await post(alice, 'my own words');
+    // boost of alice's status (public: a locked account posts private by default, and bob does not follow her)
+    const own = await post(alice, 'my own words', { visibility: 'public' });
     expect((await bob.api(`/api/v1/statuses/${own}/reblog`, { method: 'POST' })).status).toBe(200);
     // alice boosts bob's status, then bob edits it
     const edited = await post(bob, 'first take');

@@ -12,7 +12,7 @@ import { registerAccount } from '../../services/registrations.ts';
 import { lookupProfile, searchProfiles, updateProfile } from '../../services/profiles.ts';
 import { accountView } from '../../services/account-views.ts';
 import { loadCredentialAccount } from '../../services/reads/credentials.ts';
-import { renderAccount, renderAccounts } from '../render.ts';
+import { renderAccount, renderAccounts } from '../../views/accounts.ts';
 import { serializeAccount } from '../../serializers/account.ts';
 import { serializeCredentialAccount } from '../../serializers/credential-account.ts';
 import { lookupRemoteAccount } from '../../federation/lookup.ts';

@@ -8,7 +8,7 @@ import { json, paramString, requireId } from '../../http/index.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import type { Services } from '../../context.ts';
 import { authorizeIfGotToken, requireUser } from '../auth.ts';
-import { renderAccounts } from '../render.ts';
+import { renderAccounts } from '../../views/accounts.ts';
 import { collectionOwner, viewerAccountListPage, viewerDomainBlocksPage, viewerMutesPage } from '../../services/reads/lists.ts';
 import { blockDomain, unblockDomain } from '../../services/relationships.ts';
 import { RoostError } from '../../lib/errors.ts';

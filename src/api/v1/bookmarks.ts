@@ -8,7 +8,7 @@ import type { Router } from '../../http/index.ts';
 import { json } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
-import { renderStatuses } from '../render.ts';
+import { renderStatuses } from '../../views/statuses.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import { savedStatusesPage } from '../../services/reads/saved-statuses.ts';
 

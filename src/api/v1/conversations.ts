@@ -12,7 +12,7 @@ import { linkHeader, pageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { conversationsPage, findConversation } from '../../services/reads/account-conversations.ts';
 import { markConversationRead, removeConversation } from '../../services/account-conversations.ts';
-import { renderConversations } from '../render-conversations.ts';
+import { renderConversations } from '../../views/conversations.ts';
 
 const READ = ['read', 'read:statuses'];
 const WRITE = ['write', 'write:conversations'];

@@ -6,7 +6,7 @@ import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
 import { decideFollowRequest } from '../../services/follows.ts';
 import { followRequestsPage } from '../../services/reads/lists.ts';
-import { renderAccounts } from '../render.ts';
+import { renderAccounts } from '../../views/accounts.ts';
 import { relationshipOf } from './accounts/relationships.ts';
 
 export function followRequestRoutes(router: Router, services: Services): void {

@@ -8,7 +8,7 @@ import type { Router, RequestContext } from '../../http/index.ts';
 import { json, paramBool, paramString, paramStrings, requireId } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
-import { renderAccounts } from '../render.ts';
+import { renderAccounts } from '../../views/accounts.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import { notFound } from '../../lib/errors.ts';
 import { serializeList } from '../../serializers/list.ts';

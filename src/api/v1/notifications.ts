@@ -12,7 +12,7 @@ import { linkHeader, pageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { notificationsPage, unreadNotificationsCount, type NotificationFilter } from '../../services/reads/notifications.ts';
 import { clearNotifications, dismissNotification } from '../../services/notifications.ts';
-import { renderNotificationRows, renderNotifications } from '../render-notifications.ts';
+import { renderNotificationRows, renderNotifications } from '../../views/notifications.ts';
 
 export const READ_NOTIFICATIONS = ['read', 'read:notifications'];
 export const WRITE_NOTIFICATIONS = ['write', 'write:notifications'];

@@ -9,10 +9,7 @@ import { authorizeIfGotToken, requireUser } from '../auth.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { findVisiblePoll } from '../../services/reads/polls.ts';
 import { votePoll } from '../../services/polls.ts';
-import { serializePoll } from '../../serializers/poll.ts';
-import { emojisOfPoll } from '../../services/reads/emojis.ts';
-import { mediaStorage } from '../../services/media-storage.ts';
-import { serializeCustomEmoji } from '../../serializers/custom-emoji.ts';
+import { renderPoll } from '../../views/polls.ts';
 
 const READ = ['read', 'read:statuses'];
 const WRITE = ['write', 'write:statuses'];
@@ -29,10 +26,9 @@ function parseChoices(value: Parameters<typeof paramArray>[0]): number[] {
 
 export function pollRoutes(router: Router, services: Services): void {
   const render = async (id: string, viewerId: string | null) => {
-    const poll = await findVisiblePoll(services, id, viewerId);
+    const poll = await renderPoll(services, id, viewerId);
     if (!poll) throw new RoostError(404, 'Record not found');
-    const emojis = (await emojisOfPoll(services, poll)).map((e) => serializeCustomEmoji(e, mediaStorage(services).baseUrl));
-    return serializePoll(poll, viewerId, services.clock.now(), emojis);
+    return poll;
   };
 
   router.get('/api/v1/polls/:id', async (ctx) => {

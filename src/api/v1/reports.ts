@@ -6,7 +6,7 @@ import { requireUser } from '../auth.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { createReport } from '../../services/reports.ts';
 import { serializeReport } from '../../serializers/report.ts';
-import { renderAccount } from '../render.ts';
+import { renderAccount } from '../../views/accounts.ts';
 
 export function reportRoutes(router: Router, services: Services): void {
   router.post('/api/v1/reports', async (ctx) => {

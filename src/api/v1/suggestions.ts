@@ -8,7 +8,7 @@ import { json, paramId, paramIds, paramInt } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
 import { loadAccountPage } from '../../services/reads/accounts.ts';
-import { renderAccounts } from '../render.ts';
+import { renderAccounts } from '../../views/accounts.ts';
 import { familiarFollowers } from '../../services/reads/lists.ts';
 import { serializeAccount } from '../../serializers/account.ts';
 import { dismissSuggestion, suggestAccounts } from '../../services/suggestions.ts';

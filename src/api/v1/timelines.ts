@@ -10,7 +10,7 @@ import type { Router, RequestContext } from '../../http/index.ts';
 import { json, paramBool, paramString, paramStrings, requireId } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { authorizeIfGotToken, requireUser } from '../auth.ts';
-import { renderStatuses } from '../render.ts';
+import { renderStatuses } from '../../views/statuses.ts';
 import { linkHeader, pageParams, type PageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { DEFAULT_TIMELINES_ACCESS, type FeedAccess } from '../../lib/instance-policy.ts';

@@ -18,8 +18,8 @@ import {
 } from '../../services/reads/notifications.ts';
 import { dismissNotificationGroup } from '../../services/notifications.ts';
 import { GROUPABLE_TYPES } from '../../serializers/notification.ts';
-import { renderNotificationGroups } from '../render-notifications.ts';
-import { renderAccounts } from '../render.ts';
+import { renderNotificationGroups } from '../../views/notifications.ts';
+import { renderAccounts } from '../../views/accounts.ts';
 import { notificationFilter, READ_NOTIFICATIONS, WRITE_NOTIFICATIONS } from '../v1/notifications.ts';
 
 /** grouped_types[] (absent: every groupable type; unknown ones ignored). */

@@ -6,7 +6,7 @@
  *       accounts: ONE query whatever the page size; relations and viewer flags likewise)
  *     → pure serializer (serializers/account.ts).
  *
- * The one helper that renders "accounts by ids, in order" is api/render.ts renderAccounts (read
+ * The one helper that renders "accounts by ids, in order" is views/accounts.ts renderAccounts (read
  * module + serializer; services never serialize).
  */
 import type { Services } from '../../context.ts';

@@ -127,15 +127,9 @@ export async function adminEmoji(services: Services, id: string): Promise<AdminE
   return row ? adminFromRow(row) : null;
 }
 
-/** A poll's option titles, from its snapshot. */
-export function pollOptionTitles(p: PollRow): string[] {
-  const options = (p.snapshot as unknown as { context?: { options?: unknown } }).context?.options;
-  return Array.isArray(options) ? options.map((o) => (typeof o === 'string' ? o : String((o as { title?: unknown })?.title ?? ''))) : [];
-}
-
 /** The custom emojis one poll's options use (GET /api/v1/polls/:id): nothing asked when they name none. */
 export async function emojisOfPoll(services: Services, poll: PollRow): Promise<CustomEmojiRow[]> {
-  const shortcodes = emojiShortcodes(...pollOptionTitles(poll));
+  const shortcodes = emojiShortcodes(...poll.options);
   if (shortcodes.length === 0) return [];
   const [author] = await services.db.sql.query<{ domain: string | null }>(`select domain from accounts where id = $1`, [poll.accountId]);
   return (await loadEmojisFor(services, [{ owner: poll.id, domain: author?.domain ?? null, shortcodes }])).get(poll.id) ?? [];

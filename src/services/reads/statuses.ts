@@ -25,12 +25,12 @@ import type { PreviewCardRow } from '../../serializers/preview-card.ts';
 import { loadAccountPage } from './accounts.ts';
 import { hasMediaSql, mediaRowFrom } from './media.ts';
 import { mediaStorage } from '../media-storage.ts';
-import { loadEmojisFor, pollOptionTitles } from './emojis.ts';
+import { loadEmojisFor } from './emojis.ts';
 import { emojiShortcodes } from '../../lib/emoji-shortcodes.ts';
 import { applyFilters, compileFilterSet, filterableText, type FilterContext } from '../../lib/filter-engine.ts';
 import { filterFromRaw, type RawFilter } from './filters.ts';
 import type { FilterRow } from '../../serializers/filter.ts';
-import type { PollRow } from '../../serializers/poll.ts';
+import { pollFromJson, pollJsonSql } from './poll-rows.ts';
 import { prepared } from '../../db/prepared.ts';
 
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
@@ -265,7 +265,7 @@ const STATUS_COLUMNS = [
             'description', m.description, 'focus_x', m.focus_x, 'focus_y', m.focus_y, 'meta', m.meta,
             'blurhash', m.blurhash, 'remote_url', m.remote_url) order by m.position, m.id)
      from media_attachments m where m.status_id = s.id) as media`,
-  `(select json_build_object('id', p.id::text, 'account_id', p.account_id::text, 'machine', p.machine, 'own_votes', v.choices)
+  `(select ${pollJsonSql('p', 'v')}
      from polls p left join poll_votes v on v.poll_id = p.id and v.voter = $5::text
     where p.status_id = s.id and p.state <> 'deleted' limit 1) as poll`,
   `$2::bigint is not null and exists (select 1 from favourites f where f.status_id = s.id and f.account_id = $2::bigint) as favourited`,
@@ -406,8 +406,8 @@ export async function loadStatusPage(
     if (tags.length) view.tags.set(id, tags);
     const media = jsonList<Record<string, unknown>>(r.media);
     if (media.length) view.media.set(id, media.map(mediaRowFrom));
-    const poll = jsonValue<{ id: string; account_id: string; machine: PollRow['snapshot']; own_votes: number[] | null }>(r.poll);
-    if (poll) view.polls.set(id, { id: poll.id, statusId: id, accountId: poll.account_id, snapshot: poll.machine, ownVotes: poll.own_votes ? poll.own_votes.map(Number) : null });
+    const poll = pollFromJson(r.poll);
+    if (poll) view.polls.set(id, poll);
     if (viewerId) view.flags.set(id, { favourited: r.favourited, reblogged: r.reblogged, bookmarked: r.bookmarked, pinned: r.pinned, muted: r.muted });
   }
   const page = await loadAccountPage(services, [...new Set([...[...statuses.values()].map((s) => s.accountId), ...also])]);
@@ -418,7 +418,7 @@ export async function loadStatusPage(
   const domainOf = (accountId: string) => view.accounts.get(accountId)?.domain ?? null;
   view.emojis = await loadEmojisFor(services, [
     ...[...statuses.values()].map((s) => ({ owner: s.id, domain: domainOf(s.accountId), shortcodes: emojiShortcodes(s.spoilerText, s.text, s.content) })),
-    ...[...view.polls.values()].map((p) => ({ owner: `poll ${p.id}`, domain: domainOf(p.accountId), shortcodes: emojiShortcodes(...pollOptionTitles(p)) })),
+    ...[...view.polls.values()].map((p) => ({ owner: `poll ${p.id}`, domain: domainOf(p.accountId), shortcodes: emojiShortcodes(...p.options) })),
   ]);
   if (viewerId && opts.filterContext) applyViewerFilters(filters, statuses, view, viewerId, opts.filterContext);
   return { statuses, view };
@@ -439,7 +439,7 @@ function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRo
       t = filterableText({
         spoilerText: s.spoilerText,
         contentHtml: s.content,
-        pollOptions: poll ? pollOptionTitles(poll) : [],
+        pollOptions: poll ? poll.options : [],
         mediaDescriptions: (view.media?.get(s.id) ?? []).map((m) => m.description),
       });
       texts.set(s.id, t);

@@ -10,7 +10,8 @@ import { accountStatusesPage } from '../../../services/reads/statuses.ts';
 import type { Services } from '../../../context.ts';
 import { authorizeIfGotToken } from '../../auth.ts';
 import { accountShown, collectionOwner, followCollectionPage } from '../../../services/reads/lists.ts';
-import { renderAccounts, renderStatuses } from '../../render.ts';
+import { renderAccounts } from '../../../views/accounts.ts';
+import { renderStatuses } from '../../../views/statuses.ts';
 import { RoostError } from '../../../lib/errors.ts';
 import { linkHeader, pageParams } from '../../pagination.ts';
 

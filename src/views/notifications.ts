@@ -1,18 +1,19 @@
 /**
- * Notifications rendered as their recipient sees them: one batched view per page whatever its size
- * — the reports (one statement), the severance events with the recipient's counts (one statement), the statuses
- * (reads/statuses.ts loadStatusPage: a fixed number) with the accounts (who caused them and the
- * reported ones, read with the statuses' authors in one statement, reads/accounts.ts)
+ * Notifications rendered as their recipient sees them, the one rendering the lists, the grouped
+ * lists, streaming and Web Push share (the notifications consumer, effects/notifications.ts,
+ * renders each new row here and hands it to both): one batched view per page whatever its size —
+ * the reports (one statement), the severance events with the recipient's counts (one statement),
+ * the statuses (reads/statuses.ts loadStatusPage: a fixed number) with the accounts (who caused
+ * them and the reported ones, read with the statuses' authors in one statement, reads/accounts.ts)
  * — then the pure serializers. The recipient's filters apply here (context `notifications`), so
- * the lists, the grouped lists, streaming and Web Push (which all render through this file) drop
- * and annotate the same notifications. `renderNotifications` is also what effects/notifications.ts is
- * given (by the composition root) to render new notifications for streaming and Web Push.
+ * every surface drops and annotates the same notifications.
  */
 import type { Services } from '../context.ts';
 import { loadStatusPage } from '../services/reads/statuses.ts';
 import { notificationRows, reportRows, severanceEventRows } from '../services/reads/notifications.ts';
+import { statusesOfPage } from './statuses.ts';
 import { serializeAccount, type MastodonAccount } from '../serializers/account.ts';
-import { serializeStatus, type MastodonStatus } from '../serializers/status.ts';
+import type { MastodonStatus } from '../serializers/status.ts';
 import { serializeReport, type MastodonReport, type ReportRow } from '../serializers/report.ts';
 import {
   serializeNotification,
@@ -43,7 +44,7 @@ async function loadParts(
 ): Promise<Parts> {
   const reportMap: Map<string, ReportRow> = await reportRows(services, reportIds);
   const targets = [...reportMap.values()].map((r) => r.targetAccountId);
-  const [{ statuses, view: statusView }, eventMap] = await Promise.all([
+  const [page, eventMap] = await Promise.all([
     // The one filter engine, in the notifications context: a `hide` match leaves the status out
     // (and with it the notification or group, below), a `warn` fills the status' `filtered`. The
     // accounts (who caused them, the reported ones) are read with the statuses' authors.
@@ -51,15 +52,9 @@ async function loadParts(
     // The severance events with the viewer's own counts (one statement, none without events).
     severanceEventRows(services, viewerId, eventIds),
   ]);
-  const out: Parts = { accounts: new Map(), statuses: new Map(), reports: new Map(), events: new Map() };
+  const out: Parts = { accounts: new Map(), statuses: statusesOfPage(page, statusIds), reports: new Map(), events: new Map() };
   for (const [id, e] of eventMap) out.events.set(id, serializeSeveranceEvent(e));
-  for (const [id, a] of statusView.accounts) out.accounts.set(id, serializeAccount(a, statusView.accountView));
-  for (const id of statusIds) {
-    const s = statuses.get(id);
-    if (statusView.hidden?.has(id)) continue;
-    const json = s ? serializeStatus(s, statuses, statusView) : null;
-    if (json) out.statuses.set(id, json);
-  }
+  for (const [id, a] of page.view.accounts) out.accounts.set(id, serializeAccount(a, page.view.accountView));
   for (const [id, r] of reportMap) {
     const target = out.accounts.get(r.targetAccountId);
     if (target) out.reports.set(id, serializeReport(r, target));
