@@ -35,13 +35,14 @@
  *   state      table deliveries: per activity, inboxes / delivered / failed / pending
  *              (`roost deliveries ACTIVITY-ID`), and one log line per round.
  */
-import { createHash, KeyObject, type webcrypto } from 'node:crypto';
+import { createHash, KeyObject } from 'node:crypto';
 import { signObject, type Context } from '@fedify/fedify';
 import type { Activity, Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
 import { enqueue, enqueueMany, RescheduleJob, startWorkers, type Job, type JobWorkers } from '../jobs/queue.ts';
 import type { JobNotifyListener } from '../jobs/notify.ts';
+import { actorKeyPairs } from './fedify-seams.ts';
 import type { OutboundTransport, SigningKey } from './transport.ts';
 
 export const DELIVERY_JOB = 'delivery';
@@ -80,17 +81,6 @@ export interface DeliveryJob {
   /** Whether the deliveries row counted these inboxes already. */
   counted: boolean;
   orderingKey?: string;
-}
-
-type CryptoKey = webcrypto.CryptoKey;
-
-/**
- * The actor's key pairs with their private keys and key ids (Fedify's getActorKeyPairs returns
- * the dispatcher's pairs spread into each entry, private key included, though its type omits it).
- */
-async function senderKeys(ctx: Context<void>, sender: string) {
-  const pairs = await ctx.getActorKeyPairs(sender);
-  return pairs.map((kp) => ({ keyId: kp.keyId, multikeyId: kp.multikey.id, privateKey: (kp as unknown as { privateKey: CryptoKey }).privateKey }));
 }
 
 export interface SendOptions {
@@ -147,7 +137,7 @@ export async function sendActivity(
   const id = activity.id;
   if (!id) throw new TypeError('an activity to deliver needs an id');
   // Object integrity proofs with the actor's Ed25519 key, as Fedify's sendActivity adds them.
-  for (const kp of await senderKeys(ctx, sender)) {
+  for (const kp of await actorKeyPairs(ctx, sender)) {
     if (kp.privateKey.algorithm.name !== 'Ed25519' || kp.multikeyId == null) continue;
     activity = await signObject(activity, kp.privateKey, kp.multikeyId, { contextLoader: ctx.contextLoader });
   }
@@ -332,7 +322,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     const hit = keyCache.get(sender);
     if (hit && now - hit.at < 60_000) return hit.key;
     const key = (async () => {
-      const rsa = (await senderKeys(ctx(), sender)).find((k) => k.privateKey.algorithm.name === 'RSASSA-PKCS1-v1_5');
+      const rsa = (await actorKeyPairs(ctx(), sender)).find((k) => k.privateKey.algorithm.name === 'RSASSA-PKCS1-v1_5');
       if (!rsa) throw new Error(`no RSA key pair for ${sender}`);
       return { keyId: rsa.keyId.href, privateKey: KeyObject.from(rsa.privateKey) };
     })();

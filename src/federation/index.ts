@@ -47,7 +47,7 @@ import {
 import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActorKeys, instanceActorUsername } from './instance-actor.ts';
 import { fetchAuthorizer } from './authorized-fetch.ts';
 import { unverifiedCreateHandler } from './inbox/forwarded.ts';
-import { parseActivitiesOnce } from './parse-once.ts';
+import { parseActivitiesOnce } from './fedify-seams.ts';
 import { createInboxFastPath, SIGNATURE_TIME_WINDOW, type InboxFastPath } from './inbox-fast.ts';
 import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
@@ -138,7 +138,7 @@ export interface FederationDeps {
 export function createRoostFederation({ services, kv, queue }: FederationDeps): RoostFederation {
   const { config } = services;
   const log = services.log.child({ module: 'federation' });
-  // The inbox parses an activity once, not twice (./parse-once.ts).
+  // The inbox parses an activity once, not twice (./fedify-seams.ts).
   parseActivitiesOnce();
   // Every fetch Fedify makes for us (actors, keys, objects, contexts, signed fetches) goes through
   // the bounded fetcher (./loaders.ts); federation.allowPrivateAddresses reaches it there (Fedify
