@@ -46,7 +46,7 @@ import { FETCH_CARD_JOB, fetchPreviewCard } from './services/preview-cards.ts';
 import { ListenError, startHttpServer } from './http/index.ts';
 import { buildRouter } from './api/routes.ts';
 import { trustedProxies } from './lib/client-address.ts';
-import { boundDeliveries, originKey } from './federation/delivery-bounds.ts';
+import { createOutboundTransport, originKey } from './federation/transport.ts';
 import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
 import { deleteRemoteAccount } from './services/accounts.ts';
 import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler, pushNotificationSink } from './push/index.ts';
@@ -202,7 +202,7 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-/** The instance's listen and public origins, as delivery-bounds.ts compares them. */
+/** The instance's listen and public origins, as its outbound transport compares them. */
 function ownOrigins(config: RoostConfig, port: number): string[] {
   const pub = new URL(config.publicUrl);
   return [originKey(config.host, port, 'http:'), originKey(pub.hostname, pub.port, pub.protocol)];
@@ -238,16 +238,6 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   // log scope, so Fedify's records reach this instance's logger (src/log.ts).
   const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
-  // Fedify delivers with the global fetch: its bounds are process-wide (src/federation/delivery-bounds.ts).
-  const releaseDeliveryBounds = boundDeliveries(
-    {
-      timeoutMs: config.federation.deliveryTimeoutSeconds * 1000,
-      allowPrivateAddresses: config.federation.allowPrivateAddresses,
-      ownOrigins: ownOrigins(config, http.port),
-    },
-    log,
-  );
-  stops.push(async () => releaseDeliveryBounds());
   try {
     // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
     // LISTEN connection on a server.
@@ -333,9 +323,20 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     );
     stops.push(async () => closePushConnections(services));
     stops.push(() => pushWorkers.stop());
-    // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane.
+    // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane, through
+    // this instance's own transport (its timeouts and address guard), closed after the lanes stop.
+    const transport = createOutboundTransport({
+      timeoutMs: config.federation.deliveryTimeoutSeconds * 1000,
+      allowPrivateAddresses: config.federation.allowPrivateAddresses,
+      ownOrigins: ownOrigins(config, http.port),
+      lookup: services.dnsLookup,
+      userAgent: `Roost/${VERSION} (+${config.publicUrl})`,
+    });
+    stops.push(() => transport.close());
     const deliveryContext = () => federation.createContext(new URL(config.publicUrl), undefined);
-    const deliveryWorkers = scoped(() => startDeliveryWorkers(services, deliveryContext, { listener, pollIntervalMs: SAFETY_NET_POLL_MS }));
+    const deliveryWorkers = scoped(() =>
+      startDeliveryWorkers(services, deliveryContext, transport, { listener, pollIntervalMs: SAFETY_NET_POLL_MS }),
+    );
     stops.push(() => Promise.all(deliveryWorkers.map((w) => w.stop())).then(() => undefined));
     }
 

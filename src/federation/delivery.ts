@@ -14,8 +14,9 @@
  *              `delivery-bulk` for fan-outs. Each lane has its own worker pool (main.ts), so a
  *              follow or an accept never waits behind a fan-out of thousands.
  *   the job    expands the followers into inboxes (shared inboxes once), serialises the activity
- *              once and computes its digest once, then signs each request (one signature per
- *              inbox, draft-cavage rsa-sha256 through Fedify's signRequest) and POSTs with up to
+ *              once and computes its digest once, then signs and POSTs each request (one
+ *              signature per inbox, draft-cavage rsa-sha256) through the instance's outbound
+ *              transport (./transport.ts: its timeouts, its address guard) with up to
  *              `federation.deliveryConcurrency` requests in flight;
  *   outcomes   2xx delivered; 410 from an actor's own inbox: the actor is gone (ACTOR_GONE_JOB,
  *              handled in the composition root through the follow store); other 4xx (but 408,
@@ -34,21 +35,15 @@
  *   state      table deliveries: per activity, inboxes / delivered / failed / pending
  *              (`roost deliveries ACTIVITY-ID`), and one log line per round.
  */
-import { createHash, KeyObject, sign as cryptoSign, type webcrypto } from 'node:crypto';
+import { createHash, KeyObject } from 'node:crypto';
 import { signObject, type Context } from '@fedify/fedify';
 import type { Activity, Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
 import { enqueue, enqueueMany, RescheduleJob, startWorkers, type EnqueueSpec, type Job, type JobWorkers } from '../jobs/queue.ts';
 import type { JobNotifyListener } from '../jobs/notify.ts';
-import { deliveryDispatcher } from './delivery-bounds.ts';
-
-const AS_TYPE = 'application/activity+json';
-
-interface SigningKey {
-  keyId: string;
-  privateKey: KeyObject;
-}
+import { actorKeyPairs } from './fedify-seams.ts';
+import type { OutboundTransport, SigningKey } from './transport.ts';
 
 export const DELIVERY_JOB = 'delivery';
 /** The priority lane: activities for a few inboxes. */
@@ -86,17 +81,6 @@ export interface DeliveryJob {
   /** Whether the deliveries row counted these inboxes already. */
   counted: boolean;
   orderingKey?: string;
-}
-
-type CryptoKey = webcrypto.CryptoKey;
-
-/**
- * The actor's key pairs with their private keys and key ids (Fedify's getActorKeyPairs returns
- * the dispatcher's pairs spread into each entry, private key included, though its type omits it).
- */
-async function senderKeys(ctx: Context<void>, sender: string) {
-  const pairs = await ctx.getActorKeyPairs(sender);
-  return pairs.map((kp) => ({ keyId: kp.keyId, multikeyId: kp.multikey.id, privateKey: (kp as unknown as { privateKey: CryptoKey }).privateKey }));
 }
 
 export interface SendOptions {
@@ -167,7 +151,7 @@ export async function prepareDelivery(
   const id = activity.id;
   if (!id) throw new TypeError('an activity to deliver needs an id');
   // Object integrity proofs with the actor's Ed25519 key, as Fedify's sendActivity adds them.
-  for (const kp of await senderKeys(ctx, sender)) {
+  for (const kp of await actorKeyPairs(ctx, sender)) {
     if (kp.privateKey.algorithm.name !== 'Ed25519' || kp.multikeyId == null) continue;
     activity = await signObject(activity, kp.privateKey, kp.multikeyId, { contextLoader: ctx.contextLoader });
   }
@@ -272,60 +256,20 @@ export interface DeliveryRunner {
   run(job: DeliveryJob, row: Job): Promise<void>;
 }
 
-export function createDeliveryRunner(services: Services, ctx: () => Context<void>): DeliveryRunner {
+export function createDeliveryRunner(services: Services, ctx: () => Context<void>, transport: OutboundTransport): DeliveryRunner {
   const { config, clock } = services;
   const sql = services.db.sql;
   const log = services.log.child({ module: 'delivery' });
-  const userAgent = `Roost/${services.version} (+${config.publicUrl})`;
   const f = config.federation;
 
   /**
-   * One signed POST. The signature is draft-cavage rsa-sha256 over (request-target), host, date,
-   * digest and content-type, as Mastodon signs deliveries; it is made here with node:crypto's
-   * asynchronous sign (libuv's thread pool: every core signs, the event loop does not wait)
-   * rather than Fedify's signRequest, whose WebCrypto path builds two Request objects per call
-   * and measured slower in test/bench/delivery. The request goes through undici's request() on
-   * the process's bounded dispatcher (delivery-bounds.ts): about 3× the rate of fetch here.
-   * `retryMs`: the round's backoff (one jitter per round, so retries group into few rows).
+   * One signed POST through the instance's transport (./transport.ts: its bounds and its address
+   * guard). `retryMs`: the round's backoff (one jitter per round, so retries group into few rows).
    */
   async function post(inbox: string, body: Uint8Array, digest: string, key: SigningKey, retryMs: number): Promise<Outcome> {
     const now = () => clock.now().getTime();
     try {
-      const u = new URL(inbox);
-      // The wall clock, not services.clock: receivers (Fedify included) check the Date header
-      // against theirs, and a lab's jumped clock would make every signature stale.
-      const date = new Date().toUTCString();
-      const target = `${u.pathname}${u.search}`;
-      const signed = `(request-target): post ${target}\nhost: ${u.host}\ndate: ${date}\ndigest: ${digest}\ncontent-type: ${AS_TYPE}`;
-      const signature = await new Promise<Buffer>((resolve, reject) =>
-        cryptoSign('sha256', Buffer.from(signed), key.privateKey, (err, sig) => (err ? reject(err) : resolve(sig))),
-      );
-      const headers: Record<string, string> = {
-        host: u.host,
-        date,
-        digest,
-        'content-type': AS_TYPE,
-        accept: AS_TYPE,
-        'user-agent': userAgent,
-        signature: `keyId="${key.keyId}",algorithm="rsa-sha256",headers="(request-target) host date digest content-type",signature="${signature.toString('base64')}"`,
-      };
-      let status: number;
-      let retryAfter: string | null;
-      const dispatcher = deliveryDispatcher();
-      if (dispatcher) {
-        const res = await dispatcher.request({ origin: u.origin, path: target, method: 'POST', headers, body });
-        // Read the answer (small; the bounded agent cuts a tarpit) so the connection is reused.
-        await res.body.dump().catch(() => undefined);
-        status = res.statusCode;
-        const ra = res.headers['retry-after'];
-        retryAfter = Array.isArray(ra) ? (ra[0] ?? null) : (ra ?? null);
-      } else {
-        const { host: _host, ...rest } = headers;
-        const res = await fetch(inbox, { method: 'POST', headers: rest, body, redirect: 'manual' });
-        await res.arrayBuffer().catch(() => undefined);
-        status = res.status;
-        retryAfter = res.headers.get('retry-after');
-      }
+      const { status, retryAfter } = await transport.post({ inbox: new URL(inbox), body, digest, key });
       if (status >= 200 && status < 300) return { kind: 'delivered' };
       const error = `HTTP ${status}`;
       if (status === 429 || status === 503) {
@@ -394,7 +338,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     const hit = keyCache.get(sender);
     if (hit && now - hit.at < 60_000) return hit.key;
     const key = (async () => {
-      const rsa = (await senderKeys(ctx(), sender)).find((k) => k.privateKey.algorithm.name === 'RSASSA-PKCS1-v1_5');
+      const rsa = (await actorKeyPairs(ctx(), sender)).find((k) => k.privateKey.algorithm.name === 'RSASSA-PKCS1-v1_5');
       if (!rsa) throw new Error(`no RSA key pair for ${sender}`);
       return { keyId: rsa.keyId.href, privateKey: KeyObject.from(rsa.privateKey) };
     })();
@@ -744,9 +688,10 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
 export function startDeliveryWorkers(
   services: Services,
   ctx: () => Context<void>,
+  transport: OutboundTransport,
   opts: { listener?: JobNotifyListener; pollIntervalMs?: number },
 ): JobWorkers[] {
-  const runner = createDeliveryRunner(services, ctx);
+  const runner = createDeliveryRunner(services, ctx, transport);
   const handlers = { [DELIVERY_JOB]: (payload: unknown, job: Job) => runner.run(payload as DeliveryJob, job) };
   const common = {
     sql: services.db.sql,

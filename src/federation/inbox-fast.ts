@@ -3,8 +3,8 @@
  * verified here and put on Fedify's inbox queue, without a WHATWG Request, a JSON-LD parse or
  * Fedify's request handling. Fedify's queue worker then runs the very same listeners on it.
  *
- * What Fedify's inbox handler (handleInbox, Fedify 2.3.6) does for such a delivery, and so what
- * this does, for a POST to /inbox with one draft-cavage `Signature` header:
+ * What Fedify's inbox handler (handleInbox, in the Fedify version of ./fedify-seams.ts) does for
+ * such a delivery, and so what this does, for a POST to /inbox with one draft-cavage `Signature` header:
  *
  * - Digest: the `SHA-256=` digest of the body, as received, matches;
  * - Date: within SIGNATURE_TIME_WINDOW of now, either way (Fedify's signatureTimeWindow);
@@ -16,9 +16,8 @@
  *   (queueing the work, waking a pool thread — dear on this virtualised machine — and the
  *   completion callback; perf put them at a quarter of the thread's time under load);
  * - the key's owner is the activity's `actor`;
- * - then the inbox message Fedify enqueues, field for field (type, id, baseUrl, activity as
- *   received, identifier null, attempt 0, started, traceContext — empty: Roost registers no
- *   OpenTelemetry propagator), on the same queue (OrderedInbox: the actor's ordering key), and
+ * - then the inbox message Fedify enqueues, field for field (fedifyInboxMessage, ./fedify-seams.ts),
+ *   on the same queue (OrderedInbox: the actor's ordering key), and
  *   Fedify's answer: 202 "Activity is enqueued.". (Fedify's activity-id idempotence read before
  *   enqueueing cannot hit with a queue: see take(); its worker makes the real check.)
  *
@@ -46,7 +45,7 @@
  * is not the key's owner (a forwarded activity, ./inbox/forwarded.ts): Fedify's path answers
  * those as it always has.
  */
-import { createHash, KeyObject, randomUUID, verify as cryptoVerify } from 'node:crypto';
+import { createHash, KeyObject, verify as cryptoVerify } from 'node:crypto';
 import type { KvStore, MessageQueue } from '@fedify/fedify';
 import { CryptographicKey } from '@fedify/vocab';
 import type { DocumentLoader } from '@fedify/vocab-runtime';
@@ -56,6 +55,7 @@ import { StringResponse } from '../http/index.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { MAX_INBOX_BYTES, remoteContextUrls } from './inbox-guard.ts';
 import { isPreloadedContext, peekMemoryKey } from './loaders.ts';
+import { fedifyInboxMessage } from './fedify-seams.ts';
 
 /** How far a signature's Date may be from now, either way (Fedify's signatureTimeWindow; Mastodon allows 12 hours). */
 export const SIGNATURE_TIME_WINDOW = { hours: 12 } as const;
@@ -267,17 +267,7 @@ export function createInboxFastPath(deps: InboxFastPathDeps): InboxFastPath {
     // queue it can never find anything — the key it reads (`origin\nid\nsharedInbox`) is written only
     // by Fedify's queue-less path, and Roost always has a queue (its worker marks `[origin, id]`
     // after processing, and checks that itself) — so here it would be a round trip per delivery for nothing.
-    const origin = ctx.url.origin;
-    await queue.enqueue({
-      type: 'inbox',
-      id: randomUUID(),
-      baseUrl: origin,
-      activity: json,
-      identifier: null,
-      attempt: 0,
-      started: new Date().toISOString(),
-      traceContext: {},
-    });
+    await queue.enqueue(fedifyInboxMessage(ctx.url.origin, json));
     stats.accepted++;
     // (the fast path's response: no Headers object to fill and iterate)
     return StringResponse.withType('Activity is enqueued.', TEXT_PLAIN, 202);

@@ -13,7 +13,7 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Announce, Block, Create, Delete, Emoji, Follow, Like, Move, Note, Undo, Reject, Update, type Activity, type Recipient } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Emoji, Follow, Like, Move, Note, Undo, Reject, Update, type Activity } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
@@ -28,7 +28,6 @@ import { localActorDocument } from './actor.ts';
 import { featuredTagsOf } from '../services/reads/tags.ts';
 import { toAsEmoji, toAsFeaturedTags } from './convert/to-as-emojis-tags.ts';
 import { emojiFacts, localEmojiById } from '../services/reads/emojis.ts';
-import { allowedRecipients } from './outbound-policy.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
 import { onReject } from './inbox/reject.ts';
@@ -48,27 +47,11 @@ import {
 import { INSTANCE_ACTOR, instanceActorDocument, instanceActorKeyId, instanceActorKeys, instanceActorUsername } from './instance-actor.ts';
 import { fetchAuthorizer } from './authorized-fetch.ts';
 import { unverifiedCreateHandler } from './inbox/forwarded.ts';
-import { parseActivitiesOnce } from './parse-once.ts';
+import { parseActivitiesOnce } from './fedify-seams.ts';
 import { createInboxFastPath, SIGNATURE_TIME_WINDOW, type InboxFastPath } from './inbox-fast.ts';
 import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
 export type RoostFederation = Federation<void>;
-
-/** The remote accounts that follow `accountId` (accepted), as Fedify recipients. */
-async function remoteFollowerRecipients(services: Services, accountId: string): Promise<Recipient[]> {
-  const rows = await services.db.sql.query<{ uri: string; inbox_url: string | null; shared_inbox_url: string | null }>(
-    `select a.uri, a.inbox_url, a.shared_inbox_url from follows f join accounts a on a.id = f.account_id
-      where f.target_account_id = $1 and f.state = 'accepted' and a.domain is not null and a.suspended_at is null`,
-    [accountId],
-  );
-  const recipients = rows.map((r) => ({
-    id: new URL(r.uri),
-    inboxId: r.inbox_url ? new URL(r.inbox_url) : null,
-    endpoints: r.shared_inbox_url ? { sharedInbox: new URL(r.shared_inbox_url) } : null,
-  }));
-  // Not to servers the domain policy refuses (./outbound-policy.ts).
-  return allowedRecipients(await services.domainPolicy.snapshot(), recipients);
-}
 
 /** Items per page of the followers/following collections (Mastodon's FOLLOW_PER_PAGE). */
 const COLLECTION_PAGE_SIZE = 12;
@@ -95,25 +78,10 @@ async function collectionPage(services: Services, accountId: string, side: 'foll
 }
 
 /**
- * When a remote host counts as unavailable, the way Mastodon decides it (DeliveryFailureTracker:
- * failures on 7 different days without a success in between): the circuit opens only when the
- * failures Fedify has recorded since the host's last success span a week. A peer that restarts
- * or is down for hours is simply retried with backoff (outboxRetryPolicy). Fedify keeps the
- * latest 100 failure times for a custom policy, so on a busy host the span covers less time and
- * the circuit opens later, never sooner.
- */
-const UNAVAILABLE_AFTER_MS = 7 * 24 * 3600_000;
-function longOutage(failures: readonly Temporal.Instant[]): boolean {
-  if (failures.length < 2) return false;
-  return failures[failures.length - 1]!.epochMilliseconds - failures[0]!.epochMilliseconds >= UNAVAILABLE_AFTER_MS;
-}
-
-/**
- * How Fedify's queue retries a failed delivery or inbox task, the way Mastodon's delivery worker
- * keeps trying for days: in place (nativeRetrial), 1 s doubling to a 12 h cap, ±25 % jitter, 22
- * attempts (about three days). In place matters: activities sent with one orderingKey
- * (effects/dispatch.ts: a Follow and its Undo) wait behind a failing one instead of overtaking
- * it when it is re-enqueued, so they arrive in the order they were sent.
+ * How Fedify's queue retries a failed inbox task: in place (nativeRetrial), 1 s doubling to a 12 h
+ * cap, ±25 % jitter, 22 attempts (about three days). In place matters: one actor's activities
+ * (one ordering key, OrderedInbox) wait behind a failing one instead of overtaking it when it is
+ * re-enqueued, so they are processed in the order they arrived.
  */
 export const FEDIFY_QUEUE_RETRY = {
   nativeRetrial: true,
@@ -133,11 +101,10 @@ function inboxActorId(message: unknown): string | null {
 }
 
 /**
- * The inbox side of the shared queue: each incoming activity is enqueued with its actor as the
- * ordering key, so one sender's activities are processed one at a time in the order they
- * arrived (a Follow, then its Undo, delivered in order by the sender, must not be processed the
- * other way round by parallel workers). Listening is left to the queue itself, which Fedify also
- * uses for the outbox and already listens on: its workers handle every kind of message.
+ * Fedify's inbox queue: each incoming activity is enqueued with its actor as the ordering key, so
+ * one sender's activities are processed one at a time in the order they arrived (a Follow, then
+ * its Undo, delivered in order by the sender, must not be processed the other way round by
+ * parallel workers).
  */
 class OrderedInbox implements MessageQueue {
   readonly nativeRetrial: boolean | undefined;
@@ -150,11 +117,8 @@ class OrderedInbox implements MessageQueue {
     const actor = inboxActorId(message);
     return this.#queue.enqueue(message, actor && !options?.orderingKey ? { ...options, orderingKey: `inbox ${actor}` } : options);
   }
-  listen(_handler: (message: unknown) => Promise<void> | void, options: MessageQueueListenOptions = {}): Promise<void> {
-    return new Promise((resolve) => {
-      if (options.signal?.aborted) resolve();
-      options.signal?.addEventListener('abort', () => resolve(), { once: true });
-    });
+  listen(handler: (message: unknown) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
+    return this.#queue.listen(handler, options);
   }
 }
 
@@ -174,7 +138,7 @@ export interface FederationDeps {
 export function createRoostFederation({ services, kv, queue }: FederationDeps): RoostFederation {
   const { config } = services;
   const log = services.log.child({ module: 'federation' });
-  // The inbox parses an activity once, not twice (./parse-once.ts).
+  // The inbox parses an activity once, not twice (./fedify-seams.ts).
   parseActivitiesOnce();
   // Every fetch Fedify makes for us (actors, keys, objects, contexts, signed fetches) goes through
   // the bounded fetcher (./loaders.ts); federation.allowPrivateAddresses reaches it there (Fedify
@@ -196,7 +160,9 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   const contextLoaders = contextLoaderFactory(loaders, fedifyKv);
   const federation = createFederation<void>({
     kv: fedifyKv,
-    queue: { inbox: inboxQueue, outbox: queue, fanout: queue },
+    // The inbox only: Roost delivers through its own lanes (./delivery.ts), so Fedify has no
+    // outbox queue, no fan-out queue and no circuit breaker (those are delivery.ts's).
+    queue: { inbox: inboxQueue },
     manuallyStartQueue: true,
     origin: config.publicUrl,
     documentLoaderFactory: documentLoaders,
@@ -205,17 +171,6 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     // A signature's Date (or RFC 9421 `created`) may be this far from now, as Mastodon allows
     // (SignatureVerification: 12 hours either way); Fedify's default is one hour.
     signatureTimeWindow: SIGNATURE_TIME_WINDOW,
-    // Retries are the queue's (FEDIFY_QUEUE_RETRY, nativeRetrial): see there.
-    // Fedify's default breaker opens after 5 failures in 10 minutes and holds every delivery to
-    // the host for 30 minutes: a peer restarting trips it. Only a week-long outage does here;
-    // then a probe goes out hourly, and held activities are kept a week.
-    circuitBreaker: {
-      failure: longOutage,
-      recoveryDelay: { hours: 1 },
-      heldActivityTtl: { days: 7 },
-      stateTtl: { days: 8 },
-      onStateChange: (host, from, to) => log.warn({ host, from, to }, 'delivery circuit changed state'),
-    },
   });
 
   // Key pairs are read once per account and cached as a promise (32 concurrent first requests
@@ -299,19 +254,13 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
 
   // Followers and following: the collection says how many and links its first page; pages list
   // actor URIs newest first (nothing when the account hides its collections, as on Mastodon).
-  // Asked from inside with no cursor, by sendActivity(…, 'followers', …), the followers
-  // dispatcher answers the remote accepted followers' inboxes instead: that is how an activity
-  // reaches every follower's server (shared inboxes once).
   federation
-    .setFollowersDispatcher('/users/{identifier}/followers', async (ctx, identifier, cursor) => {
+    .setFollowersDispatcher('/users/{identifier}/followers', async (_ctx, identifier, cursor) => {
       const account = await visibleLocalAccount(identifier);
       if (!account) return null;
-      if (cursor !== null) {
-        const page = await collectionPage(services, account.id, 'followers', cursor);
-        return { items: page.items.map((id) => ({ id, inboxId: null, endpoints: null })), nextCursor: page.nextCursor };
-      }
-      if ('request' in ctx) return { items: [] };
-      return { items: await remoteFollowerRecipients(services, account.id) };
+      if (cursor === null) return { items: [] };
+      const page = await collectionPage(services, account.id, 'followers', cursor);
+      return { items: page.items.map((id) => ({ id, inboxId: null, endpoints: null })), nextCursor: page.nextCursor };
     })
     .setFirstCursor(async (_ctx, identifier) => firstCursorUnlessHidden(identifier))
     .setCounter(async (_ctx, identifier) => (await counters(identifier))?.followers ?? null)

@@ -24,16 +24,13 @@ import {
   type RemoteDocument,
 } from '@fedify/vocab-runtime';
 import { Temporal } from '@js-temporal/polyfill';
-import { CryptographicKey } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { MAX_JSON_BYTES, safeFetch, type SafeFetchOptions } from '../lib/safe-fetch.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
+import { FEDIFY_KV, isPublicKeyEntry, keepBuiltKey, publicKeyEntryId, reuseBuiltKeys } from './fedify-seams.ts';
 
 const ACCEPT = 'application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"';
-
-/** Fedify's default KV prefix for fetched documents. */
-const REMOTE_DOCUMENT_PREFIX = ['_fedify', 'remoteDocument'] as const;
 
 export interface LoaderSettings {
   allowPrivateAddresses: boolean;
@@ -125,7 +122,7 @@ export function documentLoaderFactory(
   // Built once: Fedify asks the factory for every context it creates (each inbox POST), and
   // kvCache compiles its rules (a URLPattern, Temporal durations) each time it is called. The
   // loader keeps no state of its own between calls.
-  const loader = kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...REMOTE_DOCUMENT_PREFIX], kind: 'object' });
+  const loader = kvCache({ loader: boundedDocumentLoader(settings, sign), kv, prefix: [...FEDIFY_KV.remoteDocument], kind: 'object' });
   return () => loader;
 }
 
@@ -135,7 +132,7 @@ export function contextLoaderFactory(settings: LoaderSettings, kv: KvStore): () 
   const loader = kvCache({
     loader: boundedDocumentLoader(settings),
     kv,
-    prefix: [...REMOTE_DOCUMENT_PREFIX],
+    prefix: [...FEDIFY_KV.remoteDocument],
     kind: 'context',
     // Every URL matches (kvCache calls `test` on a pattern object).
     rules: [[{ test: () => true } as never, Temporal.Duration.from({ hours: 24 }) as never]],
@@ -163,7 +160,6 @@ export const UNAVAILABLE_KEY_TTL_MS = 30_000;
  * Fetched keys and everything else pass through untouched.
  */
 export function withShortUnavailableKeys(kv: KvStore, ttlMs = UNAVAILABLE_KEY_TTL_MS): KvStore {
-  const isPublicKeyEntry = (key: readonly unknown[]) => key[0] === '_fedify' && key[1] === 'publicKey';
   const wrapped: KvStore = {
     get: (key) => kv.get(key),
     delete: (key) => kv.delete(key),
@@ -196,37 +192,10 @@ export const KEY_MEMORY_TTL_MS = 10 * 60_000;
 export const KEY_MEMORY_MAX = 10_000;
 
 /**
- * CryptographicKey.fromJsonLd, once per cached key document. Fedify's key cache (KvKeyCache) reads
- * a sender's key from the KV store and rebuilds it on every signed request: a JSON-LD expansion,
- * a PEM parse and a WebCrypto import, about as much work as the RSA verify itself. For documents
- * that come from the memory cache below (the same object each time) the built key is kept beside
- * the document (a WeakMap: dropped with it); any other document is built as before.
- */
-const builtKeys = new WeakMap<object, Promise<CryptographicKey>>();
-const cachedKeyDocuments = new WeakSet<object>();
-const PATCHED = Symbol.for('roost.cryptographicKeyFromJsonLd');
-function reuseBuiltKeys(): void {
-  const cls = CryptographicKey as unknown as Record<symbol | string, unknown>;
-  if (cls[PATCHED]) return;
-  const original = CryptographicKey.fromJsonLd;
-  cls[PATCHED] = true;
-  CryptographicKey.fromJsonLd = function (this: typeof CryptographicKey, json: unknown, options?: Parameters<typeof original>[1]) {
-    if (this !== CryptographicKey || json === null || typeof json !== 'object' || !cachedKeyDocuments.has(json)) return original.call(this, json, options);
-    let built = builtKeys.get(json);
-    if (!built) {
-      built = original.call(this, json, options);
-      builtKeys.set(json, built);
-      built.catch(() => builtKeys.delete(json));
-    }
-    return built;
-  } as typeof original;
-}
-
-/**
  * Remote actors' public keys (Fedify's `_fedify/publicKey/<keyId>` entries) kept in memory in
  * front of the KV store, so that a signed delivery from a known server costs no database round
- * trip for its key, and (reuseBuiltKeys) no rebuild of it. Writes and deletes go to the store and
- * update the memory; entries live KEY_MEMORY_TTL_MS, at most KEY_MEMORY_MAX (oldest dropped). A
+ * trip for its key, and (reuseBuiltKeys, ./fedify-seams.ts) no rebuild of it. Writes and deletes
+ * go to the store and update the memory; entries live KEY_MEMORY_TTL_MS, at most KEY_MEMORY_MAX (oldest dropped). A
  * key changed by another process is seen here when it is refetched: a signature that fails with
  * a cached key makes Fedify fetch the key again and store it, through this wrapper. Negative
  * entries (a key that could not be fetched) and fetch errors are not kept in memory.
@@ -238,18 +207,16 @@ export function withMemoryKeyCache(kv: KvStore, clock: Clock = systemClock, ttlM
     const hit = memory.get(id);
     return hit && hit.until > clock.now().getTime() ? hit.value : undefined;
   };
-  const keyOf = (key: readonly unknown[]) =>
-    key.length === 3 && key[0] === '_fedify' && key[1] === 'publicKey' && typeof key[2] === 'string' ? key[2] : null;
   const remember = (id: string, value: unknown) => {
     memory.delete(id);
     if (value === null || typeof value !== 'object') return;
     if (memory.size >= max) memory.delete(memory.keys().next().value!);
-    cachedKeyDocuments.add(value);
+    keepBuiltKey(value);
     memory.set(id, { value, until: clock.now().getTime() + ttlMs });
   };
   const wrapped: KvStore = {
     async get(key) {
-      const id = keyOf(key);
+      const id = publicKeyEntryId(key);
       if (id === null) return kv.get(key);
       const hit = memory.get(id);
       if (hit && hit.until > clock.now().getTime()) return hit.value as never;
@@ -258,14 +225,14 @@ export function withMemoryKeyCache(kv: KvStore, clock: Clock = systemClock, ttlM
       return value as never;
     },
     async set(key, value, options) {
-      const id = keyOf(key);
+      const id = publicKeyEntryId(key);
       if (id !== null) memory.delete(id);
       await kv.set(key, value, options);
       // A copy of what was stored (the caller may change its object), as a read would return it.
       if (id !== null && value !== null && typeof value === 'object' && !options?.ttl) remember(id, JSON.parse(JSON.stringify(value)));
     },
     async delete(key) {
-      const id = keyOf(key);
+      const id = publicKeyEntryId(key);
       if (id !== null) memory.delete(id);
       await kv.delete(key);
     },
@@ -273,7 +240,7 @@ export function withMemoryKeyCache(kv: KvStore, clock: Clock = systemClock, ttlM
   };
   if (kv.cas) {
     wrapped.cas = async (key, expected, next, options) => {
-      const id = keyOf(key);
+      const id = publicKeyEntryId(key);
       if (id !== null) memory.delete(id);
       return kv.cas!(key, expected, next, options);
     };

@@ -2,26 +2,11 @@
  * The domain policy on the way out: nothing is delivered to a server Roost does not talk to
  * (a suspended domain; in allowlist mode, any domain not allowed). Roost's delivery jobs
  * (./delivery.ts) drop refused inboxes when they run, so a delivery queued before a block sends
- * nothing; the followers dispatcher (./index.ts) filters the followers it names the same way.
- * Messages already in Fedify's own queue when a server was blocked (an activity from it waiting
- * to be processed) are dropped when their turn comes (`fedifyMessageAllowed`, the queue's `accept`).
+ * nothing. Messages already in Fedify's own queue when a server was blocked (an activity from it
+ * waiting to be processed) are dropped when their turn comes (`fedifyMessageAllowed`, the queue's
+ * `accept`).
  */
-import type { Recipient } from '@fedify/vocab';
 import type { DomainPolicySnapshot } from '../services/domain-policy.ts';
-
-/** The host a recipient is reached at (its inbox; its id when it names none). */
-function recipientHost(r: Recipient): string | null {
-  const url = r.inboxId ?? r.id;
-  return url ? url.host.toLowerCase() : null;
-}
-
-/** The recipients the policy lets Roost deliver to. */
-export function allowedRecipients<R extends Recipient>(policy: DomainPolicySnapshot, recipients: readonly R[]): R[] {
-  return recipients.filter((r) => {
-    const host = recipientHost(r);
-    return host !== null && policy.allowed(host);
-  });
-}
 
 /** The host of a URL string, lower-cased; null when it is not one. */
 function urlHost(v: unknown): string | null {

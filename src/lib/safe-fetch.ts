@@ -57,8 +57,8 @@ export class UnsafeUrlError extends Error {
   override name = 'UnsafeUrlError';
 }
 
-/** A lookup that refuses non-public answers: runs when the socket connects, for every hop. */
-function guardedLookup(allowPrivate: boolean, resolve: LookupFunction): LookupFunction {
+/** A lookup that refuses non-public answers: runs when the socket connects (before any TCP connection), for every hop. */
+export function guardedLookup(allowPrivate: boolean, resolve: LookupFunction): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);

@@ -1,7 +1,7 @@
 /**
  * What the inbox keeps in memory so a signed delivery from a known server costs no database round
  * trip for its key and one JSON-LD parse of its activity (src/federation/loaders.ts
- * withMemoryKeyCache, src/federation/parse-once.ts), pinned piece by piece; the inbox tests
+ * withMemoryKeyCache, src/federation/fedify-seams.ts), pinned piece by piece; the inbox tests
  * (hostile-activities, interop, duplicates…) run the whole path.
  */
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { Activity, Create, CryptographicKey } from '@fedify/vocab';
 import { Temporal } from '@js-temporal/polyfill';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { KEY_MEMORY_TTL_MS, withMemoryKeyCache } from '../../src/federation/loaders.ts';
-import { parseActivitiesOnce } from '../../src/federation/parse-once.ts';
+import { parseActivitiesOnce } from '../../src/federation/fedify-seams.ts';
 
 const PEM = `-----BEGIN PUBLIC KEY-----
 MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwvtsx6bQr6y8r4TbyAKt

@@ -9,9 +9,8 @@
  *   term definitions (as Mastodon's own context has them), so peers that read plain JSON
  *   (Mastodon does) find `blurhash` and `focalPoint`, not `toot:blurhash`. Without a media
  *   extension in the document nothing changes (the default context alone). Roost's delivery
- *   (federation/delivery.ts) sends the JSON made here as it is; Fedify's own queued sendActivity
- *   would parse and re-serialize it with its vocabulary, dropping both (Roost does not use it for
- *   statuses).
+ *   (federation/delivery.ts) sends the JSON made here as it is; Fedify's own sendActivity (which
+ *   Roost does not use) would parse and re-serialize it with its vocabulary, dropping both.
  */
 import { Create, Document, Note, Question, Update } from '@fedify/vocab';
 

@@ -5,7 +5,7 @@ import type { Account } from '../../db/entities/index.ts';
 import { moveAccount } from '../../services/moves.ts';
 import { persistAccount } from '../convert/from-as.ts';
 import { localAccountFromUri, resolveActivityActor } from './resolve.ts';
-import { freshDocumentLoader } from '../lookup.ts';
+import { freshDocumentLoader, lookupObjectSafely } from '../lookup.ts';
 
 /**
  * Move: a remote account moved to another (Mastodon's follower migration). Only the account
@@ -18,8 +18,9 @@ export async function onMove(services: Services, ctx: InboxContext<void>, move: 
   if (!move.objectId || move.objectId.href !== origin.uri || !move.targetId) return;
   let target: Account | null = await localAccountFromUri(services, ctx, move.targetId);
   if (!target) {
-    // Past the document cache: the alias the target just added must be seen.
-    const fetched = await ctx.lookupObject(move.targetId.href, { documentLoader: await freshDocumentLoader(ctx) }).catch(() => null);
+    // Past the document cache: the alias the target just added must be seen. Through the bounded
+    // loader only (lookupObjectSafely: no WebFinger fallback on Fedify's global fetch).
+    const fetched = await lookupObjectSafely(move.targetId, await freshDocumentLoader(ctx), ctx.contextLoader);
     if (!fetched || !isActor(fetched) || fetched.id?.href !== move.targetId.href) return;
     target = await persistAccount(services, fetched);
   }
