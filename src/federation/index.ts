@@ -29,6 +29,7 @@ import { featuredTagsOf } from '../services/reads/tags.ts';
 import { toAsEmoji, toAsFeaturedTags } from './convert/to-as-emojis-tags.ts';
 import { emojiFacts, localEmojiById } from '../services/reads/emojis.ts';
 import { allowedRecipients } from './outbound-policy.ts';
+import { recipientOfRow, remoteFollowers } from './audience.ts';
 import { onFollow } from './inbox/follow.ts';
 import { onAccept } from './inbox/accept.ts';
 import { onReject } from './inbox/reject.ts';
@@ -56,16 +57,7 @@ export type RoostFederation = Federation<void>;
 
 /** The remote accounts that follow `accountId` (accepted), as Fedify recipients. */
 async function remoteFollowerRecipients(services: Services, accountId: string): Promise<Recipient[]> {
-  const rows = await services.db.sql.query<{ uri: string; inbox_url: string | null; shared_inbox_url: string | null }>(
-    `select a.uri, a.inbox_url, a.shared_inbox_url from follows f join accounts a on a.id = f.account_id
-      where f.target_account_id = $1 and f.state = 'accepted' and a.domain is not null and a.suspended_at is null`,
-    [accountId],
-  );
-  const recipients = rows.map((r) => ({
-    id: new URL(r.uri),
-    inboxId: r.inbox_url ? new URL(r.inbox_url) : null,
-    endpoints: r.shared_inbox_url ? { sharedInbox: new URL(r.shared_inbox_url) } : null,
-  }));
+  const recipients = (await remoteFollowers(services.db.sql, accountId)).map(recipientOfRow);
   // Not to servers the domain policy refuses (./outbound-policy.ts).
   return allowedRecipients(await services.domainPolicy.snapshot(), recipients);
 }
