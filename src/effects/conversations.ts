@@ -16,15 +16,10 @@
  */
 import type { Services } from '../context.ts';
 import type { ConsumerHandler } from './registry.ts';
+import { hiddenFromSql } from '../db/audience.ts';
 
 /** SQL: the local account `a` takes `s`'s direct status into its conversations. */
-const receivesSql = (a: string, s: string) => `(${a}.id = ${s}.account_id or not (
-    exists (select 1 from blocks b where (b.account_id = ${a}.id and b.target_account_id = ${s}.account_id)
-                                   or (b.account_id = ${s}.account_id and b.target_account_id = ${a}.id))
-    or exists (select 1 from mutes mu where mu.account_id = ${a}.id and mu.target_account_id = ${s}.account_id
-                                     and (mu.expires_at is null or mu.expires_at > $2))
-    or exists (select 1 from accounts sa join account_domain_blocks db on db.domain = lower(sa.domain)
-                where sa.id = ${s}.account_id and db.account_id = ${a}.id)))`;
+const receivesSql = (a: string, s: string) => `(${a}.id = ${s}.account_id or not ${hiddenFromSql(`${a}.id`, `${s}.account_id`, '$2')})`;
 
 export function conversationsConsumer(services: Services): ConsumerHandler<'conversations'> {
   const log = services.log.child({ module: 'conversations' });

@@ -43,16 +43,13 @@ import {
   toAsFlag,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
-import { loadVoteAs, localPollStatusId, remoteVoters } from '../federation/polls.ts';
-import { announceFacts, loadStatusAs, loadStatusesAs, recipientOfRow, type StatusAsRow } from '../federation/statuses.ts';
+import { loadVoteAs, localPollStatusId } from '../federation/polls.ts';
+import { announceFacts, loadStatusAs, loadStatusesAs, type StatusAsRow } from '../federation/statuses.ts';
+import { recipientOfRow, remoteAccount, statusReach, type ReachOptions } from '../federation/audience.ts';
 import type { ConsumerHandler } from './registry.ts';
 
 function recipientOf(account: Account) {
-  return {
-    id: new URL(account.uri),
-    inboxId: account.inboxUrl ? new URL(account.inboxUrl) : null,
-    endpoints: account.sharedInboxUrl ? { sharedInbox: new URL(account.sharedInboxUrl) } : null,
-  };
+  return recipientOfRow({ id: account.id, uri: account.uri, inbox_url: account.inboxUrl ?? null, shared_inbox_url: account.sharedInboxUrl ?? null });
 }
 
 /**
@@ -107,40 +104,15 @@ export function federateConsumer(services: Services, federation: RoostFederation
       });
     };
     /**
-     * A status's activity to its audience, as Mastodon's StatusReachFinder: the author's followers
-     * (shared inboxes once) unless it is direct or limited, and every mentioned remote account
-     * that does not follow the author (those that do get it with the followers). One ordering
-     * key per status: its Create, Updates and Delete reach each server in that order.
+     * A status's activity to its reach (federation/audience.ts statusReach): the followers (shared
+     * inboxes once) and the remote accounts addressed one by one. One ordering key per status:
+     * its Create, Updates and Delete reach each server in that order.
      */
-    const sendToAudience = async (s: StatusAsRow, activity: Activity, extra: StatusAsRow['mentioned'] = []) => {
+    const sendToAudience = async (s: StatusAsRow, activity: Activity, also: ReachOptions = {}) => {
       const orderingKey = `status ${s.note.uri}`;
-      const toFollowers = s.note.visibility === 'public' || s.note.visibility === 'unlisted' || s.note.visibility === 'private';
-      const candidates = [...new Map([...s.mentioned, ...extra].map((m) => [m.id, m])).values()];
-      let direct = candidates;
-      if (toFollowers && candidates.length) {
-        const following = await services.db.sql.query<{ id: string }>(
-          `select account_id::text as id from follows where target_account_id = $1 and state = 'accepted' and account_id = any($2::bigint[])`,
-          [s.accountId, candidates.map((m) => m.id)],
-        );
-        const skip = new Set(following.map((r) => r.id));
-        direct = candidates.filter((m) => !skip.has(m.id));
-      }
-      if (toFollowers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey });
-      if (direct.length) await send(s.username, direct.map(recipientOfRow), activity, { preferSharedInbox: true, orderingKey });
-    };
-    /** The remote author of a status, as a recipient row (null when local or gone). */
-    const remoteAuthorOf = async (statusAccountId: string) => {
-      const [row] = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
-        `select id::text, uri, inbox_url, shared_inbox_url from accounts where id = $1 and domain is not null and suspended_at is null`,
-        [statusAccountId],
-      );
-      return row ?? null;
-    };
-    /** The remote author replied to, for a public or unlisted reply (Mastodon's StatusReachFinder). */
-    const repliedTo = async (s: StatusAsRow) => {
-      if (!s.inReplyToAccountId || (s.note.visibility !== 'public' && s.note.visibility !== 'unlisted')) return [];
-      const author = await remoteAuthorOf(s.inReplyToAccountId);
-      return author ? [author] : [];
+      const reach = await statusReach(services.db.sql, s, also);
+      if (reach.followers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey });
+      if (reach.direct.length) await send(s.username, reach.direct.map(recipientOfRow), activity, { preferSharedInbox: true, orderingKey });
     };
     /** A local reblog and its original (null unless the reblog is `deleted` as asked). */
     const loadReblog = async (reblogId: string, reblogOfId: string, deleted: boolean) => {
@@ -159,7 +131,7 @@ export function federateConsumer(services: Services, federation: RoostFederation
       case 'status.created': {
         const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || s.deleted || s.reblogOfId) return;
-        await sendToAudience(s, toAsCreateNote(s.note), await repliedTo(s));
+        await sendToAudience(s, toAsCreateNote(s.note), { repliedTo: true });
         log.info({ statusId: s.id, visibility: s.note.visibility }, 'Create(Note) sent');
         return;
       }
@@ -167,7 +139,7 @@ export function federateConsumer(services: Services, federation: RoostFederation
       case 'status.updated': {
         const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || s.deleted || s.reblogOfId) return;
-        await sendToAudience(s, toAsUpdateNote(s.note), await repliedTo(s));
+        await sendToAudience(s, toAsUpdateNote(s.note), { repliedTo: true });
         return;
       }
       // A local status was deleted: Delete(Tombstone) to the same audience.
@@ -175,12 +147,7 @@ export function federateConsumer(services: Services, federation: RoostFederation
         const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || !s.deleted || s.reblogOfId) return;
         // Also the servers of those who reblogged it (their reblogs go with it there too).
-        const rebloggers = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
-          `select distinct a.id::text, a.uri, a.inbox_url, a.shared_inbox_url from statuses r join accounts a on a.id = r.account_id
-            where r.reblog_of_id = $1 and a.domain is not null and a.suspended_at is null`,
-          [s.id],
-        );
-        await sendToAudience(s, toAsDeleteNote({ uri: s.note.uri, authorUri: s.note.authorUri }), [...(await repliedTo(s)), ...rebloggers]);
+        await sendToAudience(s, toAsDeleteNote({ uri: s.note.uri, authorUri: s.note.authorUri }), { repliedTo: true, rebloggers: 'all' });
         log.info({ statusId: s.id }, 'Delete(Note) sent');
         return;
       }
@@ -190,9 +157,8 @@ export function federateConsumer(services: Services, federation: RoostFederation
         const undo = event.type === 'status.unreblogged';
         const found = await loadReblog(event.statusId, event.reblogOfId, undo);
         if (!found) return;
-        const author = await remoteAuthorOf(found.original.accountId);
         const activity = undo ? toAsUndoAnnounce(found.facts) : toAsAnnounce(found.facts);
-        await sendToAudience(found.reblog, activity, author ? [author] : []);
+        await sendToAudience(found.reblog, activity, { accounts: [found.original.accountId] });
         return;
       }
       // A local account favourited a remote status: Like to its author (Undo(Like) when taken back).
@@ -206,7 +172,7 @@ export function federateConsumer(services: Services, federation: RoostFederation
           loadStatusAs(services, ctx, event.statusId),
         ]);
         if (!account || !status || status.local) return;
-        const author = await remoteAuthorOf(status.accountId);
+        const author = await remoteAccount(services.db.sql, status.accountId);
         if (!author) return;
         const like = { favouriteId: event.favouriteId, actorUri: account.uri, objectUri: status.note.uri };
         await send(account.username, recipientOfRow(author), undo ? toAsUndoLike(like) : toAsLike(like), {
@@ -223,12 +189,7 @@ export function federateConsumer(services: Services, federation: RoostFederation
         if (!s || !s.local || s.deleted || !s.note.poll || !s.pollId) return;
         // A poll hiding its totals tells nobody until its end (Mastodon sends no Update for it).
         if (s.note.poll.options.some((o) => o.votes === null)) return;
-        const rebloggers = await services.db.sql.query<StatusAsRow['mentioned'][number]>(
-          `select distinct a.id::text, a.uri, a.inbox_url, a.shared_inbox_url from statuses r join accounts a on a.id = r.account_id
-            where r.reblog_of_id = $1 and r.deleted_at is null and a.domain is not null and a.suspended_at is null`,
-          [s.id],
-        );
-        await sendToAudience(s, toAsUpdatePoll({ ...s.note, poll: s.note.poll }, record.id), [...(await remoteVoters(services, s.pollId)), ...rebloggers]);
+        await sendToAudience(s, toAsUpdatePoll({ ...s.note, poll: s.note.poll }, record.id), { pollVoters: s.pollId, rebloggers: 'live' });
         log.info({ statusId: s.id, pollId: s.pollId }, 'Update(Question) sent');
         return;
       }

@@ -39,6 +39,7 @@ import type { Services } from '../context.ts';
 import type { OutboxRecord } from '../events/outbox.ts';
 import type { ConsumerHandler } from './registry.ts';
 import { PERMISSIONS } from '../db/entities/index.ts';
+import { hiddenFromSql, threadMutedBySql } from '../db/audience.ts';
 import type { MastodonNotification } from '../serializers/notification.ts';
 import { renderNotifications } from '../views/notifications.ts';
 
@@ -87,12 +88,7 @@ export async function insertNotifications(
      ), kept as (
        select i.* from input i join accounts r on r.id = i.account_id
         where r.domain is null and r.suspended_at is null
-          and (not i.filtered or not (
-            exists (select 1 from blocks b where b.account_id = i.account_id and b.target_account_id = i.from_account_id)
-            or exists (select 1 from mutes mu where mu.account_id = i.account_id and mu.target_account_id = i.from_account_id
-                         and mu.hide_notifications and (mu.expires_at is null or mu.expires_at > $11))
-            or exists (select 1 from accounts fa join account_domain_blocks db on db.domain = lower(fa.domain)
-                        where fa.id = i.from_account_id and db.account_id = i.account_id)))
+          and (not i.filtered or not ${hiddenFromSql('i.account_id', 'i.from_account_id', '$11', { notifications: true })})
      ), ins as (
      insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, relationship_severance_event_id, source_key, group_key, group_prefix, created_at)
      select k.id, k.account_id, k.from_account_id, k.type, k.status_id, k.report_id, k.poll_id, k.severance_event_id, k.source_key,
@@ -156,11 +152,10 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
       if (!statusId) return [];
       const rows = await sql.query<{ account_id: string; author_id: string; kind: string }>(
         `with s as (
-           select id, account_id, visibility, reblog_of_id, in_reply_to_id, in_reply_to_account_id from statuses where id = $1 and deleted_at is null
+           select id, account_id, visibility, reblog_of_id, in_reply_to_id, in_reply_to_account_id, conversation_id from statuses where id = $1 and deleted_at is null
          ), m as (
            select m.account_id from mentions m join s on s.id = m.status_id where not m.silent and m.account_id <> s.account_id
-             and not exists (select 1 from statuses cs join conversation_mutes cm on cm.conversation_id = cs.conversation_id
-                              where cs.id = s.id and cm.account_id = m.account_id)
+             and not ${threadMutedBySql('m.account_id', 's.conversation_id')}
          )
          select m.account_id::text, s.account_id::text as author_id, 'mention' as kind from m cross join s where s.reblog_of_id is null
          union all

@@ -44,6 +44,7 @@ import { enqueue, enqueueMany, RescheduleJob, startWorkers, type EnqueueSpec, ty
 import type { JobNotifyListener } from '../jobs/notify.ts';
 import { actorKeyPairs } from './fedify-seams.ts';
 import type { OutboundTransport, SigningKey } from './transport.ts';
+import { inboxesOf, remoteFollowers, type InboxTarget as Target } from './audience.ts';
 
 export const DELIVERY_JOB = 'delivery';
 /** The priority lane: activities for a few inboxes. */
@@ -57,13 +58,6 @@ export const ACTOR_GONE_JOB = 'delivery.actor_gone';
 
 /** Retry schedule: 1 s doubling to 12 h, ±25 %, 22 rounds (about three days), as Mastodon keeps trying. */
 export const DELIVERY_RETRY = { baseMs: 1_000, factor: 2, maxMs: 12 * 3600_000, jitter: 0.25, maxRounds: 22 } as const;
-
-interface Target {
-  /** Actor URIs this inbox stands for. */
-  actors: string[];
-  /** A shared inbox (its 410 says nothing about one actor). */
-  shared: boolean;
-}
 
 export interface DeliveryJob {
   activityId: string;
@@ -92,15 +86,10 @@ export type Recipients = 'followers' | Recipient | Recipient[];
 
 /** inbox → the actors it stands for; shared inboxes once when preferred (Fedify's extractInboxes, without the fetches). */
 export function extractInboxes(recipients: readonly Recipient[], preferSharedInbox: boolean): Record<string, Target> {
-  const out: Record<string, Target> = {};
-  for (const r of recipients) {
-    const shared = preferSharedInbox ? r.endpoints?.sharedInbox : null;
-    const inbox = shared ?? r.inboxId;
-    if (!inbox || !r.id) continue;
-    const t = (out[inbox.href] ??= { actors: [], shared: !!shared });
-    t.actors.push(r.id.href);
-  }
-  return out;
+  const rows = recipients.flatMap((r) =>
+    r.id ? [{ uri: r.id.href, inbox_url: r.inboxId?.href ?? null, shared_inbox_url: r.endpoints?.sharedInbox?.href ?? null }] : [],
+  );
+  return inboxesOf(rows, preferSharedInbox);
 }
 
 function laneOf(job: Pick<DeliveryJob, 'followersOf' | 'inboxes'>): string {
@@ -187,20 +176,7 @@ export async function enqueueDeliveries(services: Services, specs: readonly Enqu
 
 /** The remote accepted followers of a local account, as inboxes (shared ones once when preferred). */
 async function followerInboxes(sql: Sql, accountId: string, preferShared: boolean): Promise<Record<string, Target>> {
-  const rows = await sql.query<{ uri: string; inbox_url: string | null; shared_inbox_url: string | null }>(
-    `select a.uri, a.inbox_url, a.shared_inbox_url from follows f join accounts a on a.id = f.account_id
-      where f.target_account_id = $1 and f.state = 'accepted' and a.domain is not null and a.suspended_at is null`,
-    [accountId],
-  );
-  const out: Record<string, Target> = {};
-  for (const r of rows) {
-    const shared = preferShared ? r.shared_inbox_url : null;
-    const inbox = shared ?? r.inbox_url;
-    if (!inbox) continue;
-    const t = (out[inbox] ??= { actors: [], shared: !!shared });
-    t.actors.push(r.uri);
-  }
-  return out;
+  return inboxesOf(await remoteFollowers(sql, accountId), preferShared);
 }
 
 /** Reorders inboxes in place so that consecutive ones are on different hosts where possible (round robin over hosts). */

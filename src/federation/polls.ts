@@ -7,9 +7,9 @@
  *             tallies: applied through applyRemoteTally (and the edit itself, when it is one,
  *             through updateNote). Create(Question) and Delete go the way of every status
  *             (./remote-statuses.ts persistNote, services/remote-statuses.ts).
- *   outbound  the rows effects/dispatch.ts needs: a local account's vote on a remote poll (one
- *             Create(Note) per choice to the poll's author) and the remote voters of a local poll
- *             (its throttled Update(Question) goes to them too).
+ *   outbound  the rows effects/dispatch.ts needs for a local account's vote on a remote poll (one
+ *             Create(Note) per choice to the poll's author); the remote voters of a local poll get
+ *             its throttled Update(Question) too (./audience.ts statusReach).
  */
 import type { Context } from '@fedify/fedify';
 import type { Note, Question } from '@fedify/vocab';
@@ -20,7 +20,7 @@ import { statusByUri } from '../services/remote-statuses.ts';
 import { questionPoll } from './convert/from-as.ts';
 import type { VoteFacts } from './convert/to-as.ts';
 import { ownedBy, updateNote } from './remote-statuses.ts';
-import type { RemoteRecipientRow } from './statuses.ts';
+import type { RemoteRecipientRow } from './audience.ts';
 
 /** Whether a Note is shaped as a vote: a `name`, a reply target, no content (Mastodon's poll_vote?). */
 export function isVoteShaped(note: Note): boolean {
@@ -127,13 +127,4 @@ export async function loadVoteAs(services: Services, pollId: string, voterId: st
 export async function localPollStatusId(services: Services, pollId: string): Promise<string | null> {
   const [row] = await services.db.sql.query<{ status_id: string }>(`select status_id::text from polls where id = $1 and local`, [pollId]);
   return row?.status_id ?? null;
-}
-
-/** The remote accounts that voted on poll `pollId` (not suspended): recipients of its Updates. */
-export async function remoteVoters(services: Services, pollId: string): Promise<RemoteRecipientRow[]> {
-  return services.db.sql.query<RemoteRecipientRow>(
-    `select a.id::text, a.uri, a.inbox_url, a.shared_inbox_url from poll_votes v join accounts a on a.id = v.account_id
-      where v.poll_id = $1 and a.domain is not null and a.suspended_at is null`,
-    [pollId],
-  );
 }

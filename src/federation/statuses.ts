@@ -11,6 +11,7 @@ import { mediaStorage } from '../services/media-storage.ts';
 import type { AnnounceFacts, NoteFacts } from './convert/to-as.ts';
 import { emojiFacts, loadEmojisFor } from '../services/reads/emojis.ts';
 import { emojiShortcodes } from '../lib/emoji-shortcodes.ts';
+import type { RemoteRecipientRow } from './audience.ts';
 
 /** A status row with what its activities need besides the Note. */
 export interface StatusAsRow {
@@ -26,22 +27,6 @@ export interface StatusAsRow {
   /** Remote accounts the status mentions (also silent ones): recipients of its activities. */
   mentioned: RemoteRecipientRow[];
   note: NoteFacts;
-}
-
-export interface RemoteRecipientRow {
-  id: string;
-  uri: string;
-  inbox_url: string | null;
-  shared_inbox_url: string | null;
-}
-
-/** A Fedify recipient for a remote account row. */
-export function recipientOfRow(r: RemoteRecipientRow) {
-  return {
-    id: new URL(r.uri),
-    inboxId: r.inbox_url ? new URL(r.inbox_url) : null,
-    endpoints: r.shared_inbox_url ? { sharedInbox: new URL(r.shared_inbox_url) } : null,
-  };
 }
 
 /** The statuses `ids` (any that exist, deleted ones included) with their Notes (or Questions), media and polls, in five statements. */

@@ -11,6 +11,7 @@
  */
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
+import { threadMutedBySql } from '../db/audience.ts';
 import { notFound } from '../lib/errors.ts';
 import { findVisibleStatus } from './reads/statuses.ts';
 
@@ -60,8 +61,8 @@ export async function setConversationMute(services: Services, accountId: string,
 /** Whether the account muted the thread of the status (for notifications, later). */
 export async function isConversationMuted(services: Services, accountId: string, statusId: string): Promise<boolean> {
   const [row] = await services.db.sql.query<{ muted: boolean }>(
-    `select exists (select 1 from statuses s join conversation_mutes cm on cm.conversation_id = s.conversation_id
-                     where s.id = coalesce((select reblog_of_id from statuses where id = $2), $2) and cm.account_id = $1) as muted`,
+    `select exists (select 1 from statuses s where s.id = coalesce((select reblog_of_id from statuses where id = $2), $2)
+                     and ${threadMutedBySql('$1', 's.conversation_id')}) as muted`,
     [accountId, statusId],
   );
   return row?.muted ?? false;

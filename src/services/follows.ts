@@ -12,6 +12,7 @@ import { followDefinition, followState, type FollowEvent, type FollowMachine, ty
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
+import { blockedEitherWaySql, domainBlockedBySql, mutedBySql } from '../db/audience.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { recordEvent, stepActor, type ActorTable, type Origin, type RawRow } from './actor-store.ts';
 import { applyFollowStateToStats } from './account-stats.ts';
@@ -30,7 +31,7 @@ function followUri(follower: Account, id: string): string {
 /** Facts about the requester as the target sees it (the mission's pending rule), in one statement. */
 async function requesterFacts(services: Services, em: EntityManager, requester: Account, target: Account, now: Date) {
   const [row] = await sqlFromEm(em).query<{ muted: boolean }>(
-    `select exists (select 1 from mutes where account_id = $1 and target_account_id = $2 and (expires_at is null or expires_at > $3)) as muted`,
+    `select ${mutedBySql('$1', '$2', '$3')} as muted`,
     [target.id, requester.id, now],
   );
   return {
@@ -130,8 +131,8 @@ export async function stepFollow(
 async function followFacts(em: EntityManager, followerId: string, targetId: string, now: Date) {
   const rows = await sqlFromEm(em).query<RawRow & { blocked_pair: boolean; muted_by_target: boolean }>(
     `select a.*,
-            exists (select 1 from blocks where (account_id = $1 and target_account_id = $2) or (account_id = $2 and target_account_id = $1)) as blocked_pair,
-            exists (select 1 from mutes where account_id = $2 and target_account_id = $1 and (expires_at is null or expires_at > $3)) as muted_by_target
+            ${blockedEitherWaySql('$1', '$2')} as blocked_pair,
+            ${mutedBySql('$2', '$1', '$3')} as muted_by_target
        from accounts a where a.id in ($1, $2)`,
     [followerId, targetId, now],
   );
@@ -229,8 +230,8 @@ export async function receiveFollow(services: Services, follower: Account, targe
 }
 
 async function domainBlockedBy(em: EntityManager, accountId: string, domain: string): Promise<boolean> {
-  const rows = await sqlFromEm(em).query(`select 1 from account_domain_blocks where account_id = $1 and domain = $2`, [accountId, domain.toLowerCase()]);
-  return rows.length > 0;
+  const [row] = await sqlFromEm(em).query<{ blocked: boolean }>(`select ${domainBlockedBySql('$1', '$2')} as blocked`, [accountId, domain.toLowerCase()]);
+  return !!row?.blocked;
 }
 
 /** The remote target accepted our follow. `by` must be that target. */
@@ -330,9 +331,6 @@ export async function countPendingFollowRequests(services: Services, accountId: 
 
 /** Whether either account blocks the other (in `em`'s transaction when it has one). */
 export async function blockedEitherWay(em: EntityManager, a: string, b: string): Promise<boolean> {
-  const rows = await sqlFromEm(em).query(
-    `select 1 from blocks where (account_id = $1 and target_account_id = $2) or (account_id = $2 and target_account_id = $1) limit 1`,
-    [a, b],
-  );
-  return rows.length > 0;
+  const [row] = await sqlFromEm(em).query<{ blocked: boolean }>(`select ${blockedEitherWaySql('$1', '$2')} as blocked`, [a, b]);
+  return !!row?.blocked;
 }

@@ -21,6 +21,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
+import { muteInForceSql } from '../db/audience.ts';
 import { schedule } from '../events/timers.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { findLocalAccount } from './accounts.ts';
@@ -195,7 +196,7 @@ async function migrateFollowers(
   }
   const muters = await services.db.sql.query<{ account_id: string; hide_notifications: boolean; expires_at: Date | null }>(
     `select m.account_id::text, m.hide_notifications, m.expires_at from mutes m join accounts a on a.id = m.account_id
-      where m.target_account_id = $1 and a.domain is null and (m.expires_at is null or m.expires_at > $2)`,
+      where m.target_account_id = $1 and a.domain is null and ${muteInForceSql('m', '$2')}`,
     [origin.id, now],
   );
   for (const m of muters) {

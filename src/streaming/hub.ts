@@ -24,6 +24,7 @@
  */
 import type { Services } from '../context.ts';
 import type { JobNotifyListener } from '../jobs/notify.ts';
+import { accountsHidingSql } from '../db/audience.ts';
 import { accountsWithFilters, filterForSubscriber, forgetFilterSet, prefetchFilterSets, type StreamFilterContext, type StreamFilterVerdict } from './filters.ts';
 import { lastStreamingEventId, readMissedEvents, readStreamingEventsAfter, STREAMING_CHANNEL, type StreamingEventRow } from './store.ts';
 import type { ResolvedStream } from './streams.ts';
@@ -333,11 +334,7 @@ export class StreamingHub {
    */
   async droppedFor(row: StreamingEventRow): Promise<Set<string>> {
     const rows = await this.services.db.sql.query<{ id: string }>(
-      `select b.account_id::text as id from blocks b where b.target_account_id = any($1::bigint[])
-       union select b.target_account_id::text from blocks b where b.account_id = $2::bigint
-       union select m.account_id::text from mutes m
-              where m.target_account_id = any($1::bigint[]) and (m.expires_at is null or m.expires_at > $4)
-       union select d.account_id::text from account_domain_blocks d where $3::text is not null and d.domain = $3::text`,
+      `select h.id::text as id from (${accountsHidingSql('$1::bigint[]', '$2::bigint', '$3::text', '$4')}) h (id)`,
       [[row.authorId, ...row.mentionIds], row.authorId, row.authorDomain, this.services.clock.now()],
     );
     const out = new Set<string>();

@@ -6,6 +6,7 @@
  */
 import type { Services } from '../../context.ts';
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
+import { blocksSql, muteInForceSql } from '../../db/audience.ts';
 
 /** A page of accounts: the ids to render, in order, and the row ids that page by. */
 export interface AccountIdPage {
@@ -23,7 +24,7 @@ export async function collectionOwner(
   const [row] = await services.db.sql.query<{ suspended: boolean; blocks_viewer: boolean }>(
     `select a.suspended_at is not null as suspended,
             ($2::bigint is not null and $2::bigint <> a.id
-               and exists (select 1 from blocks b where b.account_id = a.id and b.target_account_id = $2::bigint)) as blocks_viewer
+               and ${blocksSql('a.id', '$2::bigint')}) as blocks_viewer
        from accounts a where a.id = $1`,
     [accountId, viewerId],
   );
@@ -80,7 +81,7 @@ export async function viewerMutesPage(services: Services, viewerId: string, p: P
   const page = pageSql('t.id', p, 3);
   const rows = await services.db.sql.query<{ id: string; target_account_id: string; expires_at: Date | string | null }>(
     `select t.id::text as id, t.target_account_id::text as target_account_id, t.expires_at from mutes t
-      where t.account_id = $1 and (t.expires_at is null or t.expires_at > $2)${page.where} order by ${page.order} limit ${p.limit}`,
+      where t.account_id = $1 and ${muteInForceSql('t', '$2')}${page.where} order by ${page.order} limit ${p.limit}`,
     [viewerId, services.clock.now(), ...page.params],
   );
   newestFirst(rows, p);

@@ -6,6 +6,7 @@
 import type { Services } from '../../context.ts';
 import type { RelationshipFacts } from '../../serializers/relationship.ts';
 import { isId } from './page.ts';
+import { blocksSql, domainBlockedBySql, muteInForceSql } from '../../db/audience.ts';
 
 interface FactsRow {
   id: string;
@@ -30,16 +31,16 @@ export async function relationshipFacts(services: Services, viewerId: string, id
     `select a.id::text as id,
             o.state as out_state, o.show_reblogs as out_reblogs, o.notify as out_notify, o.languages as out_languages,
             i.state as in_state,
-            exists (select 1 from blocks b where b.account_id = $1 and b.target_account_id = a.id) as blocking,
-            exists (select 1 from blocks b where b.account_id = a.id and b.target_account_id = $1) as blocked_by,
+            ${blocksSql('$1', 'a.id')} as blocking,
+            ${blocksSql('a.id', '$1')} as blocked_by,
             m.hide_notifications as mute_hide,
-            (a.domain is not null and exists (select 1 from account_domain_blocks d where d.account_id = $1 and d.domain = lower(a.domain))) as domain_blocking,
+            (a.domain is not null and ${domainBlockedBySql('$1', 'a.domain')}) as domain_blocking,
             exists (select 1 from account_pins p where p.account_id = $1 and p.target_account_id = a.id) as endorsed,
             n.comment as note
        from accounts a
        left join follows o on o.account_id = $1 and o.target_account_id = a.id
        left join follows i on i.account_id = a.id and i.target_account_id = $1
-       left join mutes m on m.account_id = $1 and m.target_account_id = a.id and (m.expires_at is null or m.expires_at > $3)
+       left join mutes m on m.account_id = $1 and m.target_account_id = a.id and ${muteInForceSql('m', '$3')}
        left join account_notes n on n.account_id = $1 and n.target_account_id = a.id
       where a.id = any($2::bigint[])`,
     [viewerId, wanted, services.clock.now()],

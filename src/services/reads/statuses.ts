@@ -32,6 +32,7 @@ import { filterFromRaw, type RawFilter } from './filters.ts';
 import type { FilterRow } from '../../serializers/filter.ts';
 import { pollFromJson, pollJsonSql } from './poll-rows.ts';
 import { prepared } from '../../db/prepared.ts';
+import { blocksSql, threadMutedBySql } from '../../db/audience.ts';
 
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
@@ -47,7 +48,7 @@ export function visibleSql(s: string, v: string): string {
     and (${s}.account_id = ${v}
       or (${v} is null and ${s}.visibility in ('public', 'unlisted'))
       or (${v} is not null
-          and not exists (select 1 from blocks vb where vb.account_id = ${s}.account_id and vb.target_account_id = ${v})
+          and not ${blocksSql(`${s}.account_id`, v)}
           and (${s}.visibility in ('public', 'unlisted')
             or exists (select 1 from mentions vm where vm.status_id = ${s}.id and vm.account_id = ${v})
             or (${s}.visibility = 'private' and exists (
@@ -272,7 +273,7 @@ const STATUS_COLUMNS = [
   `$2::bigint is not null and exists (select 1 from statuses r where r.reblog_of_id = s.id and r.account_id = $2::bigint and r.deleted_at is null) as reblogged`,
   `$2::bigint is not null and exists (select 1 from bookmarks b where b.status_id = s.id and b.account_id = $2::bigint) as bookmarked`,
   `$2::bigint is not null and exists (select 1 from status_pins sp where sp.status_id = s.id and sp.account_id = $2::bigint) as pinned`,
-  `$2::bigint is not null and exists (select 1 from conversation_mutes cm where cm.conversation_id = s.conversation_id and cm.account_id = $2::bigint) as muted`,
+  `$2::bigint is not null and ${threadMutedBySql('$2::bigint', 's.conversation_id')} as muted`,
 ];
 
 const STATUS_PAGE_SQL = prepared(

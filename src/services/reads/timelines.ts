@@ -17,6 +17,7 @@ import type { Services } from '../../context.ts';
 import { newestFirst, pageSql, type PageParams } from './page.ts';
 import { hasMediaSql } from './media.ts';
 import { prepared } from '../../db/prepared.ts';
+import { blockedEitherWaySql, blocksSql, domainBlockedBySql, mutedBySql } from '../../db/audience.ts';
 
 
 /**
@@ -32,18 +33,17 @@ export function authorShownSql(a: string, v: string | null, now: string | null, 
   if (opts.silenced) checks.push(`xa.silenced_at is null`);
   if (v !== null) {
     if (opts.domainBlocks !== false) {
-      checks.push(`(xa.domain is null or not exists (select 1 from account_domain_blocks xd where xd.account_id = ${v} and xd.domain = lower(xa.domain)))`);
+      checks.push(`(xa.domain is null or not ${domainBlockedBySql(v, 'xa.domain')})`);
     }
-    checks.push(`not exists (select 1 from blocks xb where (xb.account_id = ${v} and xb.target_account_id = xa.id) or (xb.account_id = xa.id and xb.target_account_id = ${v}))`);
-    checks.push(`not exists (select 1 from mutes xm where xm.account_id = ${v} and xm.target_account_id = xa.id and (xm.expires_at is null or xm.expires_at > ${now}))`);
+    checks.push(`not ${blockedEitherWaySql(v, 'xa.id')}`);
+    checks.push(`not ${mutedBySql(v, 'xa.id', now!)}`);
   }
   return `coalesce((select ${checks.join(' and ')} from accounts xa where xa.id = ${a}), false)`;
 }
 
 /** SQL: the viewer `v` blocks or (until `now`) mutes the account `a`. */
 function blocksOrMutesSql(a: string, v: string, now: string): string {
-  return `(exists (select 1 from blocks yb where yb.account_id = ${v} and yb.target_account_id = ${a})
-    or exists (select 1 from mutes ym where ym.account_id = ${v} and ym.target_account_id = ${a} and (ym.expires_at is null or ym.expires_at > ${now})))`;
+  return `(${blocksSql(v, a)} or ${mutedBySql(v, a, now)})`;
 }
 
 /**
