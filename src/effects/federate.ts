@@ -115,6 +115,19 @@ export function federateConsumer(services: Services, federation: RoostFederation
       if (reach.direct.length) await send(s.username, reach.direct.map(recipientOfRow), activity, { preferSharedInbox: true, orderingKey });
     };
     /** A local reblog and its original (null unless the reblog is `deleted` as asked). */
+    /**
+     * A follow's activity from its local end (`sender`) to its remote one, if the follow is still
+     * in one of `states` and has one end here and one elsewhere; the follow and its accounts, or null.
+     */
+    const sendAboutFollow = async (states: string[], sender: 'follower' | 'target', build: (ends: FollowEnds) => Activity) => {
+      const found = await loadFollow(em, record.actorId, states);
+      const other = sender === 'follower' ? 'target' : 'follower';
+      if (!found || !isLocal(found[sender]) || isLocal(found[other])) return null;
+      await send(found[sender].username, recipientOf(found[other]), build(found.ends), {
+        orderingKey: relationshipKey(found.follower, found.target),
+      });
+      return found;
+    };
     const loadReblog = async (reblogId: string, reblogOfId: string, deleted: boolean) => {
       const rows = await loadStatusesAs(services, ctx, [reblogId, reblogOfId]);
       const reblog = rows.get(reblogId);
@@ -195,58 +208,39 @@ export function federateConsumer(services: Services, federation: RoostFederation
       }
       // A local account voted on a remote poll: one Create(Note) per choice to the poll's author.
       case 'poll.voted': {
-        // (Only such a vote gets a job: events/consumers.ts; pollLocal is null on votes recorded before it existed.)
-        const voted = event;
-        if (!voted.local || voted.pollLocal === true) return;
-        const vote = await loadVoteAs(services, voted.pollId, voted.voterId, voted.choices);
+        // Only a local vote on a poll not known to be ours reaches here (its `wants` in
+        // events/consumers.ts); with pollLocal null (recorded before the field), loadVoteAs checks the poll.
+        const vote = await loadVoteAs(services, event.pollId, event.voterId, event.choices);
         if (!vote) return;
         for (const v of vote.votes) {
           await send(vote.voterUsername, recipientOfRow(vote.author), toAsVote(v), { orderingKey: `vote ${v.voterUri} ${v.questionUri}` });
         }
-        log.info({ pollId: voted.pollId, choices: vote.votes.length }, 'votes sent');
+        log.info({ pollId: event.pollId, choices: vote.votes.length }, 'votes sent');
         return;
       }
       // A local account asks a remote one: Follow.
       case 'follow.requested': {
-        const found = await loadFollow(em, record.actorId, ['requested']);
-        if (!found || !isLocal(found.follower) || isLocal(found.target)) return;
-        await send(found.follower.username, recipientOf(found.target), toAsFollow(found.ends), {
-          orderingKey: relationshipKey(found.follower, found.target),
-        });
-        log.info({ followId: found.follow.id, target: found.target.uri }, 'Follow sent');
+        const found = await sendAboutFollow(['requested'], 'follower', toAsFollow);
+        if (found) log.info({ followId: found.follow.id, target: found.target.uri }, 'Follow sent');
         return;
       }
       // A local account accepted a remote follower (or was asked again): Accept.
       case 'follow.accepted':
       case 'follow.request_repeated': {
-        const found = await loadFollow(em, record.actorId, ['accepted']);
-        if (!found || isLocal(found.follower) || !isLocal(found.target)) return;
-        await send(found.target.username, recipientOf(found.follower), toAsAccept(found.ends), {
-          orderingKey: relationshipKey(found.follower, found.target),
-        });
-        log.info({ followId: found.follow.id, follower: found.follower.uri }, 'Accept sent');
+        const found = await sendAboutFollow(['accepted'], 'target', toAsAccept);
+        if (found) log.info({ followId: found.follow.id, follower: found.follower.uri }, 'Accept sent');
         return;
       }
       // A local target rejected a remote request, or removed a remote follower: Reject.
       case 'follow.rejected':
-      case 'follow.removed': {
-        const found = await loadFollow(em, record.actorId, ['rejected', 'removed']);
-        if (!found || isLocal(found.follower) || !isLocal(found.target)) return;
-        await send(found.target.username, recipientOf(found.follower), toAsReject(found.ends), {
-          orderingKey: relationshipKey(found.follower, found.target),
-        });
+      case 'follow.removed':
+        await sendAboutFollow(['rejected', 'removed'], 'target', toAsReject);
         return;
-      }
       // A local follower unfollowed (or withdrew a request to) a remote account: Undo.
       case 'follow.undone':
-      case 'follow.cancelled': {
-        const found = await loadFollow(em, record.actorId, ['undone', 'cancelled']);
-        if (!found || !isLocal(found.follower) || isLocal(found.target)) return;
-        await send(found.follower.username, recipientOf(found.target), toAsUndoFollow(found.ends), {
-          orderingKey: relationshipKey(found.follower, found.target),
-        });
+      case 'follow.cancelled':
+        await sendAboutFollow(['undone', 'cancelled'], 'follower', toAsUndoFollow);
         return;
-      }
       // A Follow refused before any row (the target hides the follower's domain): Reject.
       case 'follow.refused': {
         const [follower, target] = await Promise.all([
