@@ -7,7 +7,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  *                small libraries, the architecture test. No database, no server, no global setup:
  *                `npx vitest run --project unit` answers in seconds.
  *   integration  everything else: real servers on real ports, real databases (the global setup
- *                prepares the PGlite template each instance clones), real federation.
+ *                starts the run's PostgreSQL and the template each instance copies), real federation.
  */
 const UNIT = [
   'actors/**/*.test.ts',
@@ -41,15 +41,7 @@ export default defineConfig({
           globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.test.ts', 'config/**/*.test.ts'],
           // The real-browser tests need Chromium: `npm run test:browser` (test/browser/vitest.config.ts).
-          // The kill -9 delivery test runs a Roost process on a PostgreSQL server it can share with
-          // the test (the embedded database is one process's): it joins the run on PostgreSQL
-          // (ROOST_TEST_DATABASE_URL set, as CI's second pass) and is left out of the embedded one.
-          exclude: [
-            ...configDefaults.exclude,
-            ...UNIT,
-            'test/browser/**',
-            ...(process.env.ROOST_TEST_DATABASE_URL ? [] : ['test/federation/delivery-crash.test.ts', 'test/streaming/two-processes.test.ts']),
-          ],
+          exclude: [...configDefaults.exclude, ...UNIT, 'test/browser/**'],
         },
       },
     ],

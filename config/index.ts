@@ -36,6 +36,8 @@ export interface RoostConfig {
   dataDir: string;
   /** A PostgreSQL URL; undefined means the embedded database in dataDir. */
   databaseUrl: string | undefined;
+  /** When Roost runs as root: the unprivileged user the embedded PostgreSQL runs as (default: postgres, else nobody). */
+  embeddedDatabaseUser: string | undefined;
   registrations: { mode: RegistrationsMode; message: string | null };
   instance: {
     title: string;
@@ -428,6 +430,7 @@ const SPECS: Record<string, KeySpec> = {
   },
   dataDir: { env: 'ROOST_DATA_DIR', file: 'dataDir', parse: str({ nonEmpty: true }), default: () => './data' },
   databaseUrl: { env: 'ROOST_DATABASE_URL', file: 'databaseUrl', parse: pgUrl, default: () => undefined },
+  embeddedDatabaseUser: { env: 'ROOST_EMBEDDED_DB_USER', file: 'embeddedDatabaseUser', parse: str({ nonEmpty: true }), default: () => undefined },
   'registrations.mode': {
     env: 'ROOST_REGISTRATIONS',
     file: 'registrations.mode',

@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type pino from 'pino';
-import type { PGlite } from '@electric-sql/pglite';
 import type { RoostConfig, LogLevel } from '../config/index.ts';
 import { loadOrCreateSecrets } from '../config/secrets.ts';
 import type { Services } from './context.ts';
@@ -15,6 +14,8 @@ import { createIdGenerator } from './lib/snowflake.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, forgetInstanceLog, inInstanceLog, routeFedifyLogs } from './log.ts';
 import { lockDataDir, type DataDirLock } from './control/lock.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
+import { upgradeFromPglite } from './db/pglite-upgrade.ts';
 import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, inboxFastPath, type RoostFederation } from './federation/index.ts';
@@ -25,7 +26,7 @@ import { fedifyMessageAllowed } from './federation/outbound-policy.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
 import { startWorkers } from './jobs/queue.ts';
-import { pgliteNotifyListener, pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
+import { pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { federateConsumer } from './effects/federate.ts';
 import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
@@ -71,8 +72,8 @@ export interface OpenOptions {
   logDestination?: pino.DestinationStream;
   /** Run pending migrations on open (default true). */
   migrate?: boolean;
-  /** An already-open embedded database (tests clone a prepared one). */
-  pglite?: PGlite;
+  /** When the embedded PostgreSQL stops while Roost runs (default: log and exit the process). */
+  onDatabaseExit?: (how: { code: number | null; signal: NodeJS.Signals | null }) => void;
   clock?: Clock;
   /** Name resolution for outbound fetches (tests simulate DNS with it). */
   dnsLookup?: Services['dnsLookup'];
@@ -80,6 +81,8 @@ export interface OpenOptions {
 
 export interface RoostServices {
   services: Services;
+  /** The database's URL: the operator's server, or the embedded one's socket. */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -88,11 +91,21 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
   const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
   const secrets = loadOrCreateSecrets(config.dataDir);
   let lock: DataDirLock | undefined;
-  if (!config.databaseUrl && !opts.pglite) lock = lockDataDir(config.dataDir);
+  let embedded: EmbeddedPostgres | undefined;
+  if (!config.databaseUrl) lock = lockDataDir(config.dataDir);
   try {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pglite: opts.pglite, log });
+    if (!config.databaseUrl) {
+      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log, runAs: config.embeddedDatabaseUser });
+      void embedded.exited.then((how) => {
+        if (how.expected) return;
+        log.fatal({ code: how.code, signal: how.signal }, 'the embedded PostgreSQL stopped while Roost was running; Roost stops');
+        (opts.onDatabaseExit ?? (() => process.exit(1)))(how);
+      });
+    }
+    const db = await openDatabase({ databaseUrl: config.databaseUrl ?? embedded!.url, log });
     if (opts.migrate !== false) {
       await db.migrate();
+      if (embedded) await upgradeFromPglite(config.dataDir, embedded.url, log);
       await checkInstanceDomain(db.sql, config.domain, config.databaseUrl ? 'ROOST_DATABASE_URL' : config.dataDir);
     }
     const clock = opts.clock ?? systemClock;
@@ -109,12 +122,15 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
     };
     return {
       services,
+      databaseUrl: config.databaseUrl ?? embedded!.url,
       async close() {
         await db.close();
+        await embedded?.stop();
         lock?.release();
       },
     };
   } catch (e) {
+    await embedded?.stop();
     lock?.release();
     throw e;
   }
@@ -239,11 +255,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
   try {
-    // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
-    // LISTEN connection on a server.
-    const listener = services.db.pglite
-      ? pgliteNotifyListener(services.db.pglite)
-      : pgNotifyListener(config.databaseUrl!, { log: log.child({ module: 'jobs' }) });
+    // Idle workers wake on NOTIFY, over one dedicated LISTEN connection.
+    const listener = pgNotifyListener(opened.databaseUrl, { log: log.child({ module: 'jobs' }) });
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
     const federation = federationOn(services, listener);
     if (roles.has('streaming')) {
@@ -384,7 +397,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
 
     const url = config.publicUrl;
     log.info(
-      { listen: `http://${config.host}:${http.port}`, url, database: services.db.kind, ms: Math.round(performance.now() - t0) },
+      { listen: `http://${config.host}:${http.port}`, url, database: config.databaseUrl ? 'server' : 'embedded', ms: Math.round(performance.now() - t0) },
       `Roost ${VERSION} listening on http://${config.host}:${http.port} (${url})`,
     );
     return {

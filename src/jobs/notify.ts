@@ -6,12 +6,8 @@ import type { JobLogger } from './queue.ts';
  * statement as its INSERT, so the notification is delivered when — and only if — the enqueuing
  * transaction commits (an enqueue in a rolled-back transaction wakes nobody). Listening needs a
  * session that stays open, which the pooled `Sql` interface cannot offer, so the composition
- * root hands worker pools a listener built from the database it opened:
- *
- * - PGlite (embedded default, one process): `pgliteNotifyListener(pglite)` — the in-process
- *   notifier; PGlite delivers the NOTIFY to its own listeners on commit.
- * - PostgreSQL server (several processes): `pgNotifyListener(connectionString)` — one dedicated
- *   connection per process doing LISTEN, reconnecting on its own.
+ * root hands worker pools `pgNotifyListener(connectionString)`: one dedicated connection per
+ * process doing LISTEN, reconnecting on its own (the embedded server and an operator's alike).
  *
  * Without a listener, pools poll (pollIntervalMs); with one, polling is only the safety net.
  */
@@ -22,26 +18,6 @@ export interface JobNotifyListener {
    * function that stops it.
    */
   subscribe(channel: string, onNotify: (payload: string | undefined) => void): Promise<() => Promise<void>>;
-}
-
-/** The structural part of PGlite used here (avoids a runtime import of PGlite). */
-export interface PGliteLike {
-  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
-}
-
-/**
- * Listener over an embedded PGlite. Subscribe at start-up, before the application opens
- * transactions: PGlite has one session, so a LISTEN issued while a transaction is open joins it.
- */
-export function pgliteNotifyListener(pglite: PGliteLike): JobNotifyListener {
-  return {
-    async subscribe(channel, onNotify) {
-      const unlisten = await pglite.listen(channel, (payload) => onNotify(payload));
-      return async () => {
-        await unlisten();
-      };
-    },
-  };
 }
 
 export interface PgNotifyListener extends JobNotifyListener {

@@ -58,7 +58,7 @@ export async function main(args: string[]): Promise<number> {
       createLocalAccount(roost.services, { username: `u${i}`, email: `u${i}@bench.test`, password: 'bench password' }).then(() => undefined),
     );
     console.log(
-      `sign-ups vs RSA-2048 key generation, ${seconds} s each, ${concurrency} in flight, ${roost.services.db.kind} database, ` +
+      `sign-ups vs RSA-2048 key generation, ${seconds} s each, ${concurrency} in flight, ${roost.services.config.databaseUrl ? 'PostgreSQL server' : 'embedded PostgreSQL'} database, ` +
         `libuv thread pool ${process.env.UV_THREADPOOL_SIZE ?? 4}\n`,
     );
     console.log(

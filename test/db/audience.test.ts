@@ -47,7 +47,7 @@ let drop: () => Promise<void>;
 beforeAll(async () => {
   const t = await createTestDatabase();
   drop = t.drop;
-  db = await openDatabase({ databaseUrl: t.url, pglite: t.pglite, poolMax: 1 });
+  db = await openDatabase({ databaseUrl: t.url, poolMax: 1 });
   // The PGlite template is migrated already; a fresh PostgreSQL database is not.
   if (t.url) await db.migrate();
   const domains: Record<string, string | null> = { [A.onBlockedDomain]: 'Spam.EXAMPLE', [A.otherDomain]: 'other.example', [A.blocksViewer]: 'social.example' };

@@ -14,7 +14,7 @@ let drop: () => Promise<void>;
 beforeAll(async () => {
   const t = await createTestDatabase();
   drop = t.drop;
-  db = await openDatabase({ databaseUrl: t.url, pglite: t.pglite, poolMax: 1 });
+  db = await openDatabase({ databaseUrl: t.url, poolMax: 1 });
 });
 afterAll(async () => {
   await db?.close();
@@ -41,11 +41,6 @@ describe('prepared statements', () => {
 
   it('on PostgreSQL: named once per connection and reused; unmarked texts stay unnamed', async () => {
     await db.sql.query(`select 1 as unmarked`);
-    if (db.kind === 'pglite') {
-      // No socket to spare in the process: nothing is prepared by name.
-      expect(await preparedHere()).toEqual([]);
-      return;
-    }
     const before = await preparedHere();
     expect(before.map((p) => p.statement)).toEqual([SUM, LIST]);
     expect(before.map((p) => p.name)).toEqual([expect.stringMatching(/^roost_\d+$/), expect.stringMatching(/^roost_\d+$/)]);

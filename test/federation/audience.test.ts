@@ -45,7 +45,7 @@ const row = (id: string): RemoteRecipientRow => {
 beforeAll(async () => {
   const t = await createTestDatabase();
   drop = t.drop;
-  db = await openDatabase({ databaseUrl: t.url, pglite: t.pglite, poolMax: 1 });
+  db = await openDatabase({ databaseUrl: t.url, poolMax: 1 });
   // The PGlite template is migrated already; a fresh PostgreSQL database is not.
   if (t.url) await db.migrate();
   counted = { ...db.sql, query: (text: string, params?: readonly unknown[]) => (statements++, db.sql.query(text, params)) } as Sql;

@@ -63,7 +63,7 @@ describe('a peer that restarts', () => {
           federation: { allowPrivateAddresses: true },
         },
       });
-      b = await startRoost(config, { pglite: bDb.pglite, controlSocket: false }).catch((e) => {
+      b = await startRoost(config, { controlSocket: false }).catch((e) => {
         if (attempt > 10 || !/listen/.test(String(e))) throw e;
         return undefined;
       });
@@ -97,7 +97,7 @@ describe('a peer that restarts', () => {
     expect(pending!.n).toBeGreaterThanOrEqual(4);
 
     // B comes back on the same port, with the same data.
-    b = await startRoost(config, { pglite: bDb.pglite, controlSocket: false });
+    b = await startRoost(config, { controlSocket: false });
     expect(b.port).toBe(port);
 
     // Dave's follow went through and was accepted: deliveries did not stall.

@@ -1,21 +1,16 @@
 /**
  * Starts real Roost instances for tests: the real HTTP server on an OS-chosen port, a database of
- * its own (a fresh PostgreSQL database when ROOST_TEST_DATABASE_URL is set, else a PGlite clone of
- * a migrated template made once per run by test/global-setup.ts), the real job workers and
- * federation. Several per process is fine.
+ * its own on the run's server (a copy of the migrated template test/global-setup.ts makes once per
+ * run), the real job workers and federation. Several per process is fine.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
 import { loadConfig, type RoostConfig } from '../../config/index.ts';
 import { startRoost, type RunningRoost, type StartOptions } from '../../src/main.ts';
-import { testDatabaseUrl } from './sql.ts';
+import { databaseUrlFor, onServer, testTemplate } from './sql.ts';
 import { statementSource } from '../../src/db/sql.ts';
-
-export const PGLITE_TEMPLATE = path.resolve(import.meta.dirname, '../../.tmp/pglite-template.tar.gz');
 
 export interface TestRoost extends RunningRoost {
   config: RoostConfig;
@@ -24,33 +19,13 @@ export interface TestRoost extends RunningRoost {
   at(pathname: string): string;
 }
 
-export async function createTestDatabase(): Promise<{ url?: string; pglite?: PGlite; drop(): Promise<void> }> {
-  const url = testDatabaseUrl();
-  if (url) {
-    const name = `roost_t_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const u = new URL(url);
-    u.pathname = `/${name}`;
-    return {
-      url: u.toString(),
-      async drop() {
-        const a = new pg.Client({ connectionString: url });
-        await a.connect();
-        await a.query(`drop database if exists ${name} with (force)`);
-        await a.end();
-      },
-    };
-  }
-  const blob = new Blob([readFileSync(PGLITE_TEMPLATE)]);
-  const pglite = await PGlite.create({ loadDataDir: blob });
+/** A database of its own on the run's server, a copy of the migrated template. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `roost_t_${randomBytes(6).toString('hex')}`;
+  await onServer((c) => c.query(`create database ${name} template ${testTemplate()}`));
   return {
-    pglite,
-    async drop() {
-      if (!pglite.closed) await pglite.close();
-    },
+    url: databaseUrlFor(name),
+    drop: () => onServer((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
   };
 }
 
@@ -76,7 +51,7 @@ export async function startTestRoost(
       host: '127.0.0.1',
       port: 0,
       dataDir,
-      databaseUrl: db.url ?? null,
+      databaseUrl: db.url,
       logLevel: process.env.ROOST_TEST_LOG_LEVEL ?? 'silent',
       ...overrides,
       // Generous limits, so tests that make many requests from one address never meet them;
@@ -87,7 +62,7 @@ export async function startTestRoost(
   });
   let roost: RunningRoost;
   try {
-    roost = await startRoost(config, { domainFromPort: true, pglite: db.pglite, controlSocket: false, ...opts });
+    roost = await startRoost(config, { domainFromPort: true, controlSocket: false, ...opts });
   } catch (e) {
     await db.drop();
     rmSync(dataDir, { recursive: true, force: true });

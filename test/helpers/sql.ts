@@ -1,60 +1,68 @@
 import { randomBytes } from 'node:crypto';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
-import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { sqlFromKysely, type Sql } from '../../src/db/sql.ts';
 
 /**
- * Which database the test run uses: the embedded PGlite by default (a fresh machine has nothing
- * else), the PostgreSQL server named by ROOST_TEST_DATABASE_URL otherwise (CI runs both).
+ * The database server of this test run (test/global-setup.ts): an embedded PostgreSQL started for
+ * the run by default (a fresh machine has nothing else), the server named by
+ * ROOST_TEST_DATABASE_URL otherwise (CI runs both). A URL to its maintenance database.
  */
-export function testDatabaseUrl(): string | undefined {
-  return process.env.ROOST_TEST_DATABASE_URL || undefined;
+export function testDatabaseUrl(): string {
+  return inject('testDatabase').url;
+}
+
+/** Whether the run is on the operator's server (ROOST_TEST_DATABASE_URL) rather than the embedded one. */
+export function onExternalServer(): boolean {
+  return !!process.env.ROOST_TEST_DATABASE_URL;
+}
+
+/** The migrated database each test instance's database is copied from. */
+export function testTemplate(): string {
+  return inject('testDatabase').template;
+}
+
+/** The same server, another database. */
+export function databaseUrlFor(name: string): string {
+  const u = new URL(testDatabaseUrl());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Runs statements on the server's maintenance database. */
+export async function onServer<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: testDatabaseUrl() });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
 }
 
 export interface TestSql {
   sql: Sql;
-  kind: 'postgres' | 'pglite';
-  /** For PostgreSQL: the URL of the fresh database. */
-  url?: string;
+  /** The URL of the fresh database. */
+  url: string;
   close(): Promise<void>;
 }
 
 /** A fresh, empty database with no Roost schema: for tests of code that brings its own DDL. */
 export async function createTestSql(): Promise<TestSql> {
-  const url = testDatabaseUrl();
-  if (url) {
-    const name = `roost_t_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const dbUrl = new URL(url);
-    dbUrl.pathname = `/${name}`;
-    const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 8 });
-    // DROP DATABASE … WITH (FORCE) ends connections pool.end() has not closed yet.
-    pool.on('error', () => {});
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
-    return {
-      sql: sqlFromKysely(db),
-      kind: 'postgres',
-      url: dbUrl.toString(),
-      async close() {
-        await db.destroy();
-        const a = new pg.Client({ connectionString: url });
-        await a.connect();
-        await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await a.end();
-      },
-    };
-  }
-  const pglite = await PGlite.create();
-  const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) });
+  const name = `roost_t_${randomBytes(6).toString('hex')}`;
+  await onServer((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = databaseUrlFor(name);
+  const pool = new pg.Pool({ connectionString: url, max: 8 });
+  // DROP DATABASE … WITH (FORCE) ends connections pool.end() has not closed yet.
+  pool.on('error', () => {});
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   return {
     sql: sqlFromKysely(db),
-    kind: 'pglite',
+    url,
     async close() {
       await db.destroy();
+      await onServer((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }

@@ -2,7 +2,7 @@ import { createTestSql, type TestSql } from '../helpers/sql.ts';
 import { JOBS_SCHEMA_SQL } from '../../src/jobs/schema.ts';
 import type { Sql } from '../../src/db/sql.ts';
 
-/** A fresh database (PGlite, or PostgreSQL with ROOST_TEST_DATABASE_URL) with the jobs schema. */
+/** A fresh database on the run's server with the jobs schema. */
 export async function createJobsDb(): Promise<TestSql> {
   const db = await createTestSql();
   await applyJobsSchema(db.sql);

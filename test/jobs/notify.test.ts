@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PGliteDialect } from 'kysely';
 import pg from 'pg';
-import { sqlFromKysely, type Sql } from '../../src/db/sql.ts';
-import { testDatabaseUrl } from '../helpers/sql.ts';
+import type { Sql } from '../../src/db/sql.ts';
 import { enqueue, startWorkers, type JobWorkers } from '../../src/jobs/queue.ts';
 import { PostgresMessageQueue } from '../../src/jobs/fedify-mq.ts';
 import {
   pgNotifyListener,
-  pgliteNotifyListener,
   type JobNotifyListener,
   type PgNotifyListener,
 } from '../../src/jobs/notify.ts';
@@ -17,7 +13,7 @@ import { applyJobsSchema, createJobsDb, sleep, waitUntil } from './helpers.ts';
 
 /**
  * Pools that poll only once a minute must still run a committed job at once: the NOTIFY sent by
- * enqueue wakes them through the listener (PGlite in process; a LISTEN connection on a server).
+ * enqueue wakes them through the listener (a LISTEN connection).
  */
 interface Env {
   sql: Sql;
@@ -96,37 +92,7 @@ function wakeSuite(getEnv: () => Env) {
   });
 }
 
-// Its own in-memory PGlite: runs in both test runs.
-describe('pgliteNotifyListener (embedded database)', () => {
-  let pglite: PGlite;
-  let db: Kysely<any>;
-  let env: Env;
-  beforeAll(async () => {
-    pglite = await PGlite.create();
-    db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) });
-    const sql = sqlFromKysely(db);
-    await applyJobsSchema(sql);
-    env = { sql, listener: pgliteNotifyListener(pglite) };
-  });
-  afterAll(async () => {
-    await db?.destroy();
-  });
-  wakeSuite(() => env);
-
-  it('unsubscribing stops the callbacks', async () => {
-    const got: (string | undefined)[] = [];
-    const off = await env.listener.subscribe(JOBS_NOTIFY_CHANNEL, (p) => got.push(p));
-    await env.sql.query(`SELECT pg_notify($1, 'one') AS n`, [JOBS_NOTIFY_CHANNEL]);
-    await waitUntil(() => got.length === 1, 2_000, 'notification');
-    await off();
-    await env.sql.query(`SELECT pg_notify($1, 'two') AS n`, [JOBS_NOTIFY_CHANNEL]);
-    await sleep(100);
-    expect(got).toEqual(['one']);
-  });
-});
-
-// Needs the server: part of the PostgreSQL run (ROOST_TEST_DATABASE_URL), which .ci/run always does.
-if (testDatabaseUrl()) describe('pgNotifyListener (PostgreSQL server)', () => {
+describe('pgNotifyListener', () => {
   let close: () => Promise<void>;
   let listener: PgNotifyListener;
   let env: Env;
@@ -143,6 +109,17 @@ if (testDatabaseUrl()) describe('pgNotifyListener (PostgreSQL server)', () => {
     await close?.();
   });
   wakeSuite(() => env);
+
+  it('unsubscribing stops the callbacks', async () => {
+    const got: (string | undefined)[] = [];
+    const off = await env.listener.subscribe(JOBS_NOTIFY_CHANNEL, (p) => got.push(p));
+    await env.sql.query(`SELECT pg_notify($1, 'one') AS n`, [JOBS_NOTIFY_CHANNEL]);
+    await waitUntil(() => got.length === 1, 2_000, 'notification');
+    await off();
+    await env.sql.query(`SELECT pg_notify($1, 'two') AS n`, [JOBS_NOTIFY_CHANNEL]);
+    await sleep(100);
+    expect(got).toEqual(['one']);
+  });
 
   it('reconnects after losing its connection, tells subscribers to re-check, and keeps waking', async () => {
     const got: (string | undefined)[] = [];

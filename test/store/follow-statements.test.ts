@@ -29,11 +29,10 @@ describe('statements per follow', () => {
       expect(res.body.following).toBe(true);
       counts.push(used);
     }
-    const kind = roost.services.db.kind;
-    console.log(`POST /api/v1/accounts/:id/follow on ${kind}: ${counts.join(', ')} statements (before the actor store: ${BEFORE[kind]})`);
+    console.log(`POST /api/v1/accounts/:id/follow: ${counts.join(', ')} statements (before the actor store: ${BEFORE})`);
     // Every follow of the same kind costs the same: nothing else runs in the request's window.
     expect(new Set(counts).size).toBe(1);
-    expect(counts[0]).toBeLessThanOrEqual(BUDGET[kind]);
+    expect(counts[0]).toBeLessThanOrEqual(BUDGET);
   });
 });
 
@@ -41,9 +40,8 @@ describe('statements per follow', () => {
  * The budget this test holds the route to. Before this work, on PGlite: 21 (6 authenticating,
  * 7 following, 8 rendering the Relationship); now 10: authentication is one statement (cached
  * after the first request), the follow is 5 — the pair with its block and mute facts, the row
- * lock, the insert, the outbox, the counters (account_stats) — and the Relationship is one. On
- * PostgreSQL the counter also sees BEGIN and COMMIT (on PGlite the driver opens transactions
- * through PGlite's own API): 25 before, 12 now.
+ * lock, the insert, the outbox, the counters (account_stats) — and the Relationship is one. The
+ * counter also sees BEGIN and COMMIT: 25 before, 12 now.
  */
-const BEFORE = { pglite: 21, postgres: 25 } as const;
-const BUDGET = { pglite: 10, postgres: 12 } as const;
+const BEFORE = 25;
+const BUDGET = 12;

@@ -30,7 +30,7 @@ describe('an incoming Move after a crash', () => {
     try {
       // The first process: no HTTP, no workers (the CLI's way in), so the test plays the worker.
       const config = loadConfig({ env: {}, overrides: { dataDir, databaseUrl: db.url ?? null, logLevel: 'silent', domain: 'crash.test' } });
-      const first = await openRoostServices(config, { pglite: db.pglite, clock });
+      const first = await openRoostServices(config, { clock });
       const s = first.services;
       const make = (username: string) => createLocalAccount(s, { username, email: `${username}@example.test`, confirmed: true });
       const origin = (await make('mv_origin')).account;
@@ -69,7 +69,7 @@ describe('an incoming Move after a crash', () => {
       // Restart: a Roost on the same database, after the dead worker's lease ran out.
       clock.advance(DEFAULT_LEASE_MS + 1_000);
       // Same database, same domain (a database keeps its domain); any free port.
-      const second = await startTestRoost({ databaseUrl: db.url ?? null, domain: 'crash.test' }, { pglite: db.pglite, clock, domainFromPort: false });
+      const second = await startTestRoost({ databaseUrl: db.url, domain: 'crash.test' }, { clock, domainFromPort: false });
       try {
         const sql = second.services.db.sql;
         await settled(second);

@@ -13,7 +13,7 @@ import { issueAccessToken } from '../../src/services/tokens.ts';
 import { runCommand } from '../../src/control/commands.ts';
 import { loadOrCreateSecrets, secretsPath } from '../../config/secrets.ts';
 import { lockDataDir } from '../../src/control/lock.ts';
-import { embeddedClusterDir, openDatabase } from '../../src/db/orm.ts';
+import { embeddedClusterDir, startEmbeddedPostgres } from '../../src/db/embedded.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -219,17 +219,20 @@ describe('the data directory', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'roost-perm-'));
     try {
       const dataDir = path.join(root, 'data');
-      mkdirSync(embeddedClusterDir(dataDir), { recursive: true, mode: 0o755 });
+      mkdirSync(dataDir, { mode: 0o755 });
+      chmodSync(dataDir, 0o755);
+      const first = await startEmbeddedPostgres({ dataDir });
+      await first.stop();
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(embeddedClusterDir(dataDir)).mode & 0o777).toBe(0o700);
+      expect(statSync(path.join(embeddedClusterDir(dataDir), 'pg_wal')).isDirectory()).toBe(true);
+      // Loosened since (a copy, a restore): tightened again, and the server starts on it.
       chmodSync(dataDir, 0o755);
       chmodSync(embeddedClusterDir(dataDir), 0o755);
-      const db = await openDatabase({ dataDir });
-      try {
-        expect(statSync(dataDir).mode & 0o777).toBe(0o700);
-        expect(statSync(embeddedClusterDir(dataDir)).mode & 0o777).toBe(0o700);
-        expect(statSync(path.join(embeddedClusterDir(dataDir), 'pg_wal')).isDirectory()).toBe(true);
-      } finally {
-        await db.close();
-      }
+      const again = await startEmbeddedPostgres({ dataDir });
+      await again.stop();
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(embeddedClusterDir(dataDir)).mode & 0o777).toBe(0o700);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { startTestRoost, settled, type TestRoost } from '../helpers/roost.ts';
+import { onExternalServer } from '../helpers/sql.ts';
 import { createTestUser, apiRequest, type TestUser } from '../helpers/auth.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
 import { buildRouter } from '../../src/api/routes.ts';
@@ -608,7 +609,7 @@ describe('bad-input sweep', () => {
     const s = ((performance.now() - t0) / 1000).toFixed(1);
     console.log(
       `[sweep] routes ${r.routes}/${ROUTES.length} · cases ${r.cases} · 5xx ${r.serverErrors.length} · stray writes ${r.strayWrites.length}` +
-        ` · auth/scope violations ${r.violations.length} · error bodies not {"error"} ${r.badShapes.length} · ${s} s (requests ${(r.sendMs / 1000).toFixed(1)} s, checks ${(r.checkMs / 1000).toFixed(1)} s) on ${roost.services.db.kind}`,
+        ` · auth/scope violations ${r.violations.length} · error bodies not {"error"} ${r.badShapes.length} · ${s} s (requests ${(r.sendMs / 1000).toFixed(1)} s, checks ${(r.checkMs / 1000).toFixed(1)} s) on ${onExternalServer() ? 'a PostgreSQL server' : 'the embedded PostgreSQL'}`,
     );
     for (const [title, list] of [['5xx', r.serverErrors], ['stray writes', r.strayWrites], ['violations', r.violations], ['bad shapes', r.badShapes]] as const) {
       if (list.length) console.log(`[sweep] ${title}:\n  ${list.slice(0, 200).join('\n  ')}`);
