@@ -38,7 +38,8 @@ const BATCH = 500;
 
 /**
  * Copies every table but the migrations' own from `source` to `target`, both on the same schema
- * version, inside the caller's transaction on `target` (and a read-only one on `source`). Returns
+ * version, replacing what `target` holds (a new database: only the migrations' seed rows), inside
+ * the caller's transaction on `target` (and a read-only one on `source`). Returns
  * the rows copied per table.
  */
 export async function copyRoostTables(source: Session, target: Session): Promise<Record<string, number>> {
@@ -48,6 +49,9 @@ export async function copyRoostTables(source: Session, target: Session): Promise
     )
   ).map((r) => r.name);
   await target.query(`set local session_replication_role = replica`);
+  // The migrations seed rows (roles, …) that the source holds too, perhaps changed since: the
+  // source's are the ones kept.
+  if (tables.length) await target.query(`truncate ${tables.map((t) => pg.escapeIdentifier(t)).join(', ')}`);
   const copied: Record<string, number> = {};
   for (const table of tables) {
     const columns = (

@@ -92,7 +92,7 @@ export async function main(args: string[]): Promise<number> {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-'));
     const env = { ROOST_DATA_DIR: dataDir, ROOST_PORT: '0', ROOST_LOG_LEVEL: 'info' };
     const t = median(await runs(n, () => timeUntil([cli, 'start'], env, ready)));
-    rows.push(['roost start, embedded PGlite', fmtMs(t), fmtRatio(t / base)]);
+    rows.push(['roost start, embedded PostgreSQL', fmtMs(t), fmtRatio(t / base)]);
     rmSync(dataDir, { recursive: true, force: true });
   }
 

@@ -17,9 +17,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startSinks, type Sinks } from '../helpers/sink.ts';
 import { eventually } from '../helpers/roost.ts';
+import { testDatabaseUrl } from '../helpers/sql.ts';
 
-// Only in the PostgreSQL run (vitest.config.ts leaves this file out of the embedded one).
-const PG = process.env.ROOST_TEST_DATABASE_URL!;
+const PG = testDatabaseUrl();
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'src/roost.mjs');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-crash-'));

@@ -2,7 +2,7 @@
  * The actor store's outbox, through real instances: a local follow, a remote follow and an unlock
  * each leave the expected facts in `outbox_events` (actor kind, id, version, origin), and two
  * concurrent steps of one account actor both take effect (the row lock and the version check: no
- * step is lost). Runs on PGlite and, with ROOST_TEST_DATABASE_URL, on PostgreSQL.
+ * step is lost).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';

@@ -17,8 +17,9 @@ import { openRoostServices, type RoostServices } from '../../src/main.ts';
 import { createLocalAccount } from '../../src/services/accounts.ts';
 import { issueAccessToken } from '../../src/services/tokens.ts';
 import type { Frame } from './client.ts';
+import { testDatabaseUrl } from '../helpers/sql.ts';
 
-const PG = process.env.ROOST_TEST_DATABASE_URL!;
+const PG = testDatabaseUrl();
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'src/roost.mjs');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-roles-'));

@@ -2,8 +2,7 @@
  * Concurrent first follows of one pair: with no follow row yet there is nothing to lock, so on
  * PostgreSQL two transactions may both insert and the loser hits the unique (account_id,
  * target_account_id) index. Every request must still answer 200 with the settled relationship,
- * and the pair must end with exactly one row. Meaningful with
- * ROOST_TEST_DATABASE_URL=postgres://… (the embedded database runs one transaction at a time).
+ * and the pair must end with exactly one row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
