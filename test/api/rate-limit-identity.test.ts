@@ -28,7 +28,7 @@ async function as(
   roost: TestRoost,
   client: string | null,
   path: string,
-  init: { token?: string; method?: string; body?: BodyInit; headers?: Record<string, string> } = {},
+  init: { token?: string; method?: string; body?: string | FormData; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; limit: string | null; body: unknown }> {
   const headers: Record<string, string> = { ...init.headers };
   if (client !== null) headers['x-forwarded-for'] = client;
