@@ -58,7 +58,7 @@ function userOf(token: string | null, viewer: Viewer | null): Viewer | Response 
 
 const tooMany = () => errorJson(429, 'Too many requests');
 
-/** Mastodon's close of a socket whose subscription was refused for scope (policy violation). */
+/** The close code of a socket whose subscription was refused for scope (1008: policy violation). */
 const SCOPE_CLOSE = 1008;
 
 function lastEventId(ctx: RequestContext): string | null {

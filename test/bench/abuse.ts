@@ -248,6 +248,7 @@ async function randomTokens(port: number, n: number, concurrency: number): Promi
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/instance`, { headers: { ...CLIENT, authorization: `Bearer ${randomBytes(24).toString('base64url')}` } });
       await res.arrayBuffer();
       byStatus.set(res.status, (byStatus.get(res.status) ?? 0) + 1);
+      if (next % 10_000 === 0) process.stderr.write(`abuse: ${fmtInt(next)} random-token requests, ${fmtInt(next / ((performance.now() - t0) / 1000))}/s\n`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
