@@ -241,6 +241,7 @@ function wsUpgrade(port: number, token: string): Promise<{ status: number; socke
 async function randomTokens(port: number, n: number, concurrency: number): Promise<{ byStatus: Map<number, number>; seconds: number }> {
   const byStatus = new Map<number, number>();
   let next = 0;
+  let done = 0;
   const t0 = performance.now();
   const worker = async () => {
     while (next < n) {
@@ -248,7 +249,7 @@ async function randomTokens(port: number, n: number, concurrency: number): Promi
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/instance`, { headers: { ...CLIENT, authorization: `Bearer ${randomBytes(24).toString('base64url')}` } });
       await res.arrayBuffer();
       byStatus.set(res.status, (byStatus.get(res.status) ?? 0) + 1);
-      if (next % 10_000 === 0) process.stderr.write(`abuse: ${fmtInt(next)} random-token requests, ${fmtInt(next / ((performance.now() - t0) / 1000))}/s\n`);
+      if (++done % 10_000 === 0) process.stderr.write(`abuse: ${fmtInt(done)} random-token requests, ${fmtInt(done / ((performance.now() - t0) / 1000))}/s\n`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
