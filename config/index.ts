@@ -106,9 +106,15 @@ export interface RoostConfig {
   /** Mastodon's published limits (its Rack::Attack configuration), per fixed window. */
   rateLimits: {
     enabled: boolean;
-    /** Every /api request with a token, per token. */
+    /**
+     * Requests whose client address (after trusted proxies) is loopback are not counted, as
+     * Mastodon's Rack::Attack safelist exempts 127.0.0.1 and ::1. A proxy on the same host must be
+     * a trusted proxy (the default), or every client it forwards counts as loopback.
+     */
+    exemptLoopback: boolean;
+    /** Every /api request whose token is valid, per user (an app's token: per token). */
     perToken: RateLimit;
-    /** Every /api request without a token, per IP address. */
+    /** Every /api request without a valid token, per IP address. */
     perIp: RateLimit;
     /** Password attempts (the password grant, the sign-in form), per IP address. */
     signIn: RateLimit;
@@ -116,8 +122,12 @@ export interface RoostConfig {
     signInPerLogin: RateLimit;
     /** POST /api/v1/accounts, per IP address. */
     signUp: RateLimit;
-    /** Uploads (media, avatar and header), per token. */
+    /** Uploads (media, avatar and header), per user. */
     uploads: RateLimit;
+  };
+  streaming: {
+    /** Streaming connections (WebSocket and SSE together) one account may hold open in one process. */
+    maxConnectionsPerAccount: number;
   };
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
@@ -573,6 +583,7 @@ const SPECS: Record<string, KeySpec> = {
     default: () => 33_177_600,
   },
   'rateLimits.enabled': { env: 'ROOST_RATE_LIMITS', file: 'rateLimits.enabled', parse: bool, default: () => true },
+  'rateLimits.exemptLoopback': { env: 'ROOST_RATE_LIMITS_EXEMPT_LOOPBACK', file: 'rateLimits.exemptLoopback', parse: bool, default: () => true },
   'rateLimits.perToken': { env: 'ROOST_RATE_LIMIT_PER_TOKEN', file: 'rateLimits.perToken', parse: rateLimit, default: () => ({ limit: 300, periodSeconds: 300 }) },
   'rateLimits.perIp': { env: 'ROOST_RATE_LIMIT_PER_IP', file: 'rateLimits.perIp', parse: rateLimit, default: () => ({ limit: 300, periodSeconds: 300 }) },
   'rateLimits.signIn': { env: 'ROOST_RATE_LIMIT_SIGN_IN', file: 'rateLimits.signIn', parse: rateLimit, default: () => ({ limit: 25, periodSeconds: 300 }) },
@@ -584,6 +595,12 @@ const SPECS: Record<string, KeySpec> = {
   },
   'rateLimits.signUp': { env: 'ROOST_RATE_LIMIT_SIGN_UP', file: 'rateLimits.signUp', parse: rateLimit, default: () => ({ limit: 5, periodSeconds: 1800 }) },
   'rateLimits.uploads': { env: 'ROOST_RATE_LIMIT_UPLOADS', file: 'rateLimits.uploads', parse: rateLimit, default: () => ({ limit: 30, periodSeconds: 1800 }) },
+  'streaming.maxConnectionsPerAccount': {
+    env: 'ROOST_STREAMING_MAX_CONNECTIONS_PER_ACCOUNT',
+    file: 'streaming.maxConnectionsPerAccount',
+    parse: integer(1, 100_000),
+    default: () => 20,
+  },
   logLevel: {
     env: 'ROOST_LOG_LEVEL',
     file: 'logLevel',

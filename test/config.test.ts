@@ -86,6 +86,7 @@ describe('loadConfig', () => {
     const c = loadConfig({ env: {}, cwd });
     expect(c.rateLimits).toEqual({
       enabled: true,
+      exemptLoopback: true,
       perToken: { limit: 300, periodSeconds: 300 },
       perIp: { limit: 300, periodSeconds: 300 },
       signIn: { limit: 25, periodSeconds: 300 },

@@ -27,14 +27,25 @@ export function bearer(ctx: RequestContext): string | null {
 
 const VIEWER = Symbol('viewer');
 
-/** The viewer if a valid token came with the request, else null (public endpoints). */
-export async function optionalViewer(services: Services, ctx: RequestContext): Promise<Viewer | null> {
+/**
+ * The viewer of the request's token, or null when none came or it is unknown, revoked or expired:
+ * nothing refused here (the rate limiter counts such a request under its address; the route
+ * answers 401). A viewer found is kept on the request for the route's own check.
+ */
+export async function tokenViewer(services: Services, ctx: RequestContext): Promise<Viewer | null> {
   const state = ctx.state as Record<symbol, Viewer | null | undefined>;
   if (state[VIEWER] !== undefined) return state[VIEWER];
   const token = bearer(ctx);
-  const viewer = token ? await viewerForToken(services, token) : null;
-  if (token && !viewer) throw new RoostError(401, 'The access token is invalid');
-  state[VIEWER] = viewer;
+  if (!token) return (state[VIEWER] = null);
+  const viewer = await viewerForToken(services, token);
+  if (viewer) state[VIEWER] = viewer;
+  return viewer;
+}
+
+/** The viewer if a valid token came with the request, else null (public endpoints). */
+export async function optionalViewer(services: Services, ctx: RequestContext): Promise<Viewer | null> {
+  const viewer = await tokenViewer(services, ctx);
+  if (!viewer && bearer(ctx)) throw new RoostError(401, 'The access token is invalid');
   return viewer;
 }
 

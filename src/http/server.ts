@@ -1112,7 +1112,10 @@ function registerWebSocketRoute(app: TemplatedApp, server: Server, route: WebSoc
           accepted = clientError(err) ?? errorResponse(500, 'Internal Server Error');
           if (accepted.status === 500) server.log.error({ err, reqId, path }, 'websocket upgrade failed');
         }
-        if (aborted) return;
+        if (aborted) {
+          if (!(accepted instanceof Response)) accepted.cancel?.();
+          return;
+        }
         if (accepted instanceof Response) return refuse(accepted);
         const session = accepted;
         // Echo the first protocol the client offered (the token, for Mastodon clients).

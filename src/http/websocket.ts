@@ -5,7 +5,7 @@
 //   - upgrade copies method/url/query/headers synchronously (same as HTTP), registers onAborted,
 //     builds a RequestContext and awaits `route.accept(ctx)`; a Response refuses the upgrade (written
 //     as a normal HTTP response, e.g. 401 JSON), otherwise the returned session becomes the socket's
-//     user data and `res.upgrade(...)` runs inside res.cork. The first Sec-WebSocket-Protocol the
+//     user data and `res.upgrade(...)` runs inside res.cork (a client gone meanwhile: session.cancel). The first Sec-WebSocket-Protocol the
 //     client offered is echoed back (Mastodon clients send the token there and expect it back).
 //   - open/message/close/drain call the session's handlers with a small `WsPeer`.
 //   - Backpressure: a socket whose unsent bytes pass `maxBackpressureBytes` is closed (uWS
@@ -33,6 +33,8 @@ export interface WsSession {
   message?(peer: WsPeer, data: Uint8Array, isBinary: boolean): void;
   drain?(peer: WsPeer): void;
   close?(peer: WsPeer, code: number): void;
+  /** The client went away between accept and the upgrade: the session never opens (release what accept took). */
+  cancel?(): void;
 }
 
 export interface WebSocketRoute {

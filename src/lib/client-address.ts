@@ -62,3 +62,9 @@ export function clientAddress(peer: string, forwardedFor: string | null, trusted
   // Every hop is a proxy of ours: the left-most is the nearest thing to a client.
   return hops[0] ?? normal(peer);
 }
+
+/** Whether a (resolved) client address is loopback: 127.0.0.0/8, ::1, or an IPv4-mapped 127.x. */
+export function isLoopback(address: string): boolean {
+  const addr = parseAddress(address);
+  return addr !== null && addr.range() === 'loopback';
+}

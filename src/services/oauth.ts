@@ -163,14 +163,16 @@ function unknownUserHash(): Promise<string> {
 
 /**
  * A user who may sign in: found by username or e-mail, password right, not disabled or pending.
- * Every attempt counts against the sign-in limits (per IP when `ip` is known, and per login) and
+ * Every attempt counts against the sign-in limits (per IP when `ip` is known, and per account, or
+ * per login as typed when it names none) and
  * runs one scrypt whether or not the login names an account, so the answer's timing does not
  * tell which e-mail addresses are registered.
  */
 export async function authenticateUser(services: Services, login: string, password: string, ip?: string): Promise<User | null> {
   const limits = rateLimits(services);
-  if (ip) await limits.consume('signIn', ip);
-  await limits.consume('signInPerLogin', tokenKey(login.trim().toLowerCase()));
+  // A loopback client is not counted (rateLimits.exemptLoopback); without an address, per login only.
+  const counted = ip ? limits.counts(ip) : limits.enabled;
+  if (ip && counted) await limits.consume('signIn', ip);
   const em = services.db.em();
   let user: User | null = null;
   if (login.includes('@')) user = await em.findOne(UserSchema, { email: { $ilike: login.replace(/[\\%_]/g, '\\$&') } });
@@ -178,6 +180,9 @@ export async function authenticateUser(services: Services, login: string, passwo
     const account = await em.findOne(AccountSchema, { username: { $ilike: login.replace(/[\\%_]/g, '\\$&') }, domain: null });
     if (account) user = await em.findOne(UserSchema, { accountId: account.id });
   }
+  // Per account once the login names one (its username and its e-mail address are one login, as
+  // Mastodon keys on the user it found), else per login as typed (hashed, normalised).
+  if (counted) await limits.consume('signInPerLogin', user ? `user:${user.id}` : tokenKey(login.trim().toLowerCase()));
   if (!user) {
     await verifyPassword(password, await unknownUserHash());
     return null;

@@ -15,6 +15,11 @@
  * write per request, measured at a third of the read path's throughput (test/bench/reads), and
  * they shed load rather than guard a secret, so N processes allowing N times as much is the
  * cheaper trade. (Mastodon keeps all of them in Redis.)
+ *
+ * Whose count a request goes to is Mastodon's too: a token counts once it resolves, under its user
+ * (an app's token: under the token), so a made-up bearer string buys nothing and counts under the
+ * client address like a request without one ({@link requestBucket}). A client whose resolved
+ * address is loopback is not counted at all (`rateLimits.exemptLoopback`, Mastodon's safelist).
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
@@ -22,6 +27,8 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimite
 import type { RateLimit } from '../../config/index.ts';
 import type { Services } from '../context.ts';
 import { RoostError } from '../lib/errors.ts';
+import { isLoopback } from '../lib/client-address.ts';
+import type { Viewer } from './reads/viewer.ts';
 
 export type RateLimitRule = 'perToken' | 'perIp' | 'signIn' | 'signInPerLogin' | 'signUp' | 'uploads';
 
@@ -54,6 +61,8 @@ export function rateLimitHeaders(state: RateLimitState): Record<string, string> 
 
 export interface RateLimits {
   readonly enabled: boolean;
+  /** Whether a request from this (resolved) client address is counted at all: false when limits are off or it is an exempt loopback client. */
+  counts(address: string): boolean;
   /** Count one request against `rule` for `key`; throws TooManyRequests past the limit. */
   consume(rule: RateLimitRule, key: string): Promise<RateLimitState>;
 }
@@ -103,8 +112,10 @@ function createRateLimits(services: Services): RateLimits {
         : new RateLimiterPostgres({ ...base, storeClient: pool, tableName: TABLE, tableCreated: true, clearExpiredByTimeout: true, insuranceLimiter: memory }),
     );
   }
+  const exemptLoopback = config.exemptLoopback;
   return {
     enabled,
+    counts: (address) => enabled && !(exemptLoopback && isLoopback(address)),
     async consume(rule, key) {
       const { limit } = config[rule] as RateLimit;
       if (!enabled) return { limit, remaining: limit, resetAt: new Date(Date.now() + (config[rule] as RateLimit).periodSeconds * 1000) };
@@ -132,6 +143,29 @@ async function createTable(pool: pg.Pool): Promise<void> {
     // Two processes creating it at once: one loses on the type or the index; the table is there.
     if ((err as { code?: string }).code !== '42710' && (err as { code?: string }).code !== '23505' && (err as { code?: string }).code !== '42P07') throw err;
   }
+}
+
+/**
+ * The general limit a request counts against: its token's user once the token resolved (an app's
+ * token, for nobody: the token), else the client address. An unknown or revoked token is no token:
+ * however many bearer strings a client makes up, they share its address's one count.
+ */
+export function requestBucket(viewer: Viewer | null, address: string): [RateLimitRule, string] {
+  if (viewer === null) return ['perIp', address];
+  if (viewer.user !== null) return ['perToken', `user:${viewer.user.id}`];
+  return ['perToken', `token:${viewer.token.id}`];
+}
+
+/**
+ * Counts one API request that does not pass the router's guard (a WebSocket upgrade) as the guard
+ * counts it: under `viewer`'s user or token, else the client address; loopback exempt. Throws
+ * TooManyRequests past the limit.
+ */
+export async function countRequest(services: Services, address: string, viewer: Viewer | null): Promise<void> {
+  const limits = rateLimits(services);
+  if (!limits.counts(address)) return;
+  const [rule, key] = requestBucket(viewer, address);
+  await limits.consume(rule, key);
 }
 
 /** Tokens are counted by their hash: the limiter's table never holds a usable token. */

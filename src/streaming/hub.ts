@@ -342,6 +342,28 @@ export class StreamingHub {
     return out;
   }
 
+  /** Streaming connections held or being opened, per account (streaming.maxConnectionsPerAccount). */
+  readonly slots = new Map<string, number>();
+
+  /**
+   * Takes one of `accountId`'s streaming connections (WebSocket and SSE together, in this process)
+   * before it is opened: null when the account holds its maximum already, else the release, to call
+   * once the connection ends or never opens (a second call does nothing).
+   */
+  reserve(accountId: string): (() => void) | null {
+    const held = this.slots.get(accountId) ?? 0;
+    if (held >= this.services.config.streaming.maxConnectionsPerAccount) return null;
+    this.slots.set(accountId, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.slots.get(accountId) ?? 1) - 1;
+      if (n <= 0) this.slots.delete(accountId);
+      else this.slots.set(accountId, n);
+    };
+  }
+
   connect(accountId: string, sink: StreamSink): StreamClient {
     const client = new StreamClient(accountId, sink);
     this.clients.add(client);

@@ -7,14 +7,20 @@
  *   GET /api/v1/streaming/<user|user/notification|public|public/local|public/remote|hashtag|
  *     hashtag/local|list|direct> and /api/v1/streaming?stream=… : server-sent events.
  *   GET /api/v1/streaming/health → OK.
+ * A subscription refused for the token's scopes gets its error frame, and then the socket is closed.
  * Resume: `last_event_id` (query) or `Last-Event-ID` (header): the missed events are sent first.
+ * Limits: a WebSocket upgrade counts against the rate limits as any API request does (the SSE
+ * endpoints are counted by the router's guard), and an account holds at most
+ * `streaming.maxConnectionsPerAccount` streaming connections, WebSocket and SSE together, in one
+ * process: past it, 429 {"error":"Too many requests"}.
  * SSE heartbeats are `:thump` comment lines; WebSockets are pinged by uWS.
  */
 import type { Services } from '../context.ts';
 import type { RequestContext, Router, WebSocketRoute, WsPeer } from '../http/index.ts';
 import { viewerForToken, type Viewer } from '../services/tokens.ts';
+import { countRequest } from '../services/rate-limits.ts';
 import { streamingHubOf, type StreamClient, type StreamingHub } from './hub.ts';
-import { resolveStream, StreamError, type ResolvedStream } from './streams.ts';
+import { resolveStream, StreamError, StreamScopeError, type ResolvedStream } from './streams.ts';
 
 /** SSE heartbeat interval (Mastodon: 15 s). */
 export const SSE_HEARTBEAT_MS = 15_000;
@@ -41,11 +47,19 @@ function tokenOf(ctx: RequestContext): string | null {
 /** The user behind the request's token, or the 401 Response Mastodon's streaming server answers. */
 async function authenticate(services: Services, ctx: RequestContext): Promise<Viewer | Response> {
   const token = tokenOf(ctx);
+  return userOf(token, token ? await viewerForToken(services, token) : null);
+}
+
+function userOf(token: string | null, viewer: Viewer | null): Viewer | Response {
   if (!token) return errorJson(401, 'Missing access token');
-  const viewer = await viewerForToken(services, token);
   if (!viewer || !viewer.account || !viewer.user) return errorJson(401, 'Invalid access token');
   return viewer;
 }
+
+const tooMany = () => errorJson(429, 'Too many requests');
+
+/** The close code of a socket whose subscription was refused for scope (1008: policy violation). */
+const SCOPE_CLOSE = 1008;
 
 function lastEventId(ctx: RequestContext): string | null {
   const q = ctx.query.last_event_id;
@@ -65,7 +79,13 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
       const services = servicesOf();
       const hub = services ? streamingHubOf(services) : null;
       if (!services || !hub) return errorJson(503, 'Streaming is not served by this process');
-      const viewer = await authenticate(services, ctx);
+      // (read at once, as the router's guard does)
+      const address = ctx.remoteAddress;
+      const token = tokenOf(ctx);
+      const found = token ? await viewerForToken(services, token) : null;
+      // Counted as the SSE request would be, before anything else is answered (throws the 429).
+      await countRequest(services, address, found);
+      const viewer = userOf(token, found);
       if (viewer instanceof Response) return viewer;
       const accountId = viewer.account!.id;
       const scopes = viewer.scopes;
@@ -80,6 +100,8 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
         }
       }
       const resumeFrom = lastEventId(ctx);
+      const release = hub.reserve(accountId);
+      if (release === null) return tooMany();
       let client: StreamClient | null = null;
       let peerRef: WsPeer | null = null;
       const sendError = (peer: WsPeer, e: StreamError) => peer.send(JSON.stringify({ error: e.message, status: e.status }));
@@ -93,8 +115,10 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
             write: (text) => peer.send(text),
             topics: { subscribe: (topic) => peer.subscribe(topic), unsubscribe: (topic) => peer.unsubscribe(topic) },
           });
-          if (first instanceof StreamError) sendError(peer, first);
-          else if (first) hub.subscribe(client, first);
+          if (first instanceof StreamError) {
+            sendError(peer, first);
+            if (first instanceof StreamScopeError) return peer.close(SCOPE_CLOSE, first.message);
+          } else if (first) hub.subscribe(client, first);
           // Begun at once, in the same turn as the subscription: live events from here on wait for the replay.
           if (resumeFrom) chain = hub.resume(client, resumeFrom).catch((err) => services.log.error({ err }, 'stream resume failed'));
         },
@@ -109,9 +133,13 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
             });
         },
         close() {
+          release();
           if (client) hub.disconnect(client);
           client = null;
           void peerRef;
+        },
+        cancel() {
+          release();
         },
       };
     },
@@ -140,8 +168,10 @@ async function onMessage(
   try {
     resolved = await resolveStream(services, client.accountId, scopes, stream, { tag, list });
   } catch (e) {
-    if (e instanceof StreamError) return sendError(peer, e);
-    throw e;
+    if (!(e instanceof StreamError)) throw e;
+    sendError(peer, e);
+    if (e instanceof StreamScopeError) peer.close(SCOPE_CLOSE, e.message);
+    return;
   }
   if (type === 'subscribe') hub.subscribe(client, resolved);
   else hub.unsubscribe(client, resolved.key);
@@ -178,10 +208,13 @@ async function sse(services: Services, ctx: RequestContext, name: string | null)
     throw e;
   }
   const resumeFrom = lastEventId(ctx);
+  const release = hub.reserve(viewer.account!.id);
+  if (release === null) return tooMany();
   const encoder = new TextEncoder();
   let client: StreamClient | null = null;
   let heartbeat: NodeJS.Timeout | null = null;
   const end = () => {
+    release();
     if (heartbeat) clearInterval(heartbeat);
     heartbeat = null;
     if (client) hub.disconnect(client);
@@ -215,6 +248,7 @@ async function sse(services: Services, ctx: RequestContext, name: string | null)
     { highWaterMark: 0 },
   );
   ctx.signal.addEventListener('abort', end, { once: true });
+  if (ctx.signal.aborted) end();
   return new Response(body, {
     status: 200,
     headers: { 'content-type': 'text/event-stream', 'cache-control': 'private, no-store', 'x-accel-buffering': 'no' },

@@ -22,6 +22,13 @@ export class StreamError extends Error {
   }
 }
 
+/** A subscription refused for the token's scopes: a WebSocket gets the error, then is closed. */
+export class StreamScopeError extends StreamError {
+  constructor() {
+    super(401, 'Access token does not have the required scopes');
+  }
+}
+
 export interface ResolvedStream {
   /** The key events are published under. */
   key: string;
@@ -66,7 +73,7 @@ export async function resolveStream(
   params: { tag?: unknown; list?: unknown },
 ): Promise<ResolvedStream> {
   // Scopes first, as Mastodon's checkScopes runs before the channel is resolved.
-  if (!anyScopeSatisfied(scopes, requiredScopes(typeof name === 'string' ? name : ''))) throw new StreamError(401, 'Access token does not have the required scopes');
+  if (!anyScopeSatisfied(scopes, requiredScopes(typeof name === 'string' ? name : ''))) throw new StreamScopeError();
   if (typeof name !== 'string' || !(STREAM_NAMES as readonly string[]).includes(name)) throw new StreamError(400, 'Unknown stream type');
   if (name === 'user') return { key: `user:${accountId}`, stream: ['user'], context: 'home' };
   if (name === 'user:notification') return { key: `user:notification:${accountId}`, stream: ['user:notification'], context: 'notifications' };

@@ -1,7 +1,8 @@
 // The client address behind a reverse proxy, through the real server: from a trusted proxy (the
 // loopback default) X-Forwarded-For names the client, the right-most address that is not a proxy
 // of ours, so each client gets its own per-IP budget; from an untrusted peer the header is ignored
-// and every request counts against the peer's own address.
+// and every request counts against the peer's own address. (Loopback clients are exempt by
+// default: these instances count them, so that the proxy's own requests show their budget.)
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { loadConfig } from '../../config/index.ts';
@@ -13,7 +14,7 @@ afterAll(async () => {
 });
 
 async function start(overrides: Record<string, unknown>): Promise<TestRoost> {
-  const r = await startTestRoost({ rateLimits: { perIp: '2/300' }, ...overrides });
+  const r = await startTestRoost({ ...overrides, rateLimits: { exemptLoopback: false, perIp: '2/300', ...(overrides.rateLimits as object) } });
   started.push(r);
   return r;
 }

@@ -1,6 +1,7 @@
 // Rate limits through the real server: X-RateLimit-* on every API answer, 429 with Retry-After and
 // Mastodon's body past a limit, per token and per IP apart, the tighter sign-up, password and
-// upload limits; and sign-in takes as long for an unknown e-mail as for a known one.
+// upload limits; and sign-in takes as long for an unknown e-mail as for a known one. These clients
+// come from loopback, exempt by default: the instances here count it (exemptLoopback off).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
@@ -12,6 +13,7 @@ let app: { client_id: string; client_secret: string };
 beforeAll(async () => {
   roost = await startTestRoost({
     rateLimits: {
+      exemptLoopback: false,
       perIp: '6/300',
       perToken: '4/300',
       signIn: '3/300',
@@ -86,7 +88,7 @@ describe('per token', () => {
 describe('per IP', () => {
   it('sign-ups are limited apart from the general per-IP budget', async () => {
     // Run against a fresh instance: the per-IP budget above is shared by everything from 127.0.0.1.
-    const r = await startTestRoost({ rateLimits: { signUp: '2/1800' } });
+    const r = await startTestRoost({ rateLimits: { exemptLoopback: false, signUp: '2/1800' } });
     try {
       const created = await apiRequest(r, '/api/v1/apps', { body: { client_name: 'S', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read write' } });
       const tokenRes = await fetch(r.at('/oauth/token'), {

@@ -5,12 +5,23 @@
  *   - peak RSS while 10 clients trickle 90 MB multipart uploads (chunked, 64 KiB every 20 ms) at
  *     an unauthenticated route (POST /api/v1/apps), and how much each got to send;
  *   - peak RSS while 60 clients request a 16 MB file under /system/ and then stop reading;
+ *   - peak RSS while one valid token asks for 1,000 WebSocket upgrades of the streaming API and
+ *     holds what it got, and how many were accepted (the per-account cap: 20);
+ *   - 200,000 requests with a random bearer string each from one client address (forwarded by the
+ *     loopback proxy, so not exempt as loopback is): how many got past the limit, next to the limit;
  *   - password guesses accepted (not 429) in one minute from one IP through the password grant,
  *     next to the same minute's guesses on a server started with rate limits off.
  *
+ * Clients on loopback are exempt from the rate limits (as in Mastodon): the rate-limited figures
+ * come from a client named in X-Forwarded-For, which the server trusts from loopback.
+ *
  *   npm run bench -- abuse [guess-seconds=60]
+ *   BENCH_WS_UPGRADES (1000), BENCH_RANDOM_TOKENS (200000)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +29,10 @@ import path from 'node:path';
 import { table, fmtInt } from './lib/report.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
+/** The client the rate-limited figures come from (forwarded by the trusted loopback proxy). */
+const CLIENT = { 'x-forwarded-for': '203.0.113.77' };
+/** The password guesser: another address (the random-token client's general budget is spent). */
+const GUESSER = { 'x-forwarded-for': '203.0.113.78' };
 const cli = path.join(root, 'src/cli.ts');
 const MB = 1024 * 1024;
 
@@ -159,7 +174,7 @@ async function guessPasswords(port: number, seconds: number): Promise<{ accepted
   while (performance.now() < until) {
     const res = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...GUESSER },
       body: JSON.stringify({ grant_type: 'password', client_id: app.client_id, client_secret: app.client_secret, username: 'victim@example.com', password: `guess-${n++}`, scope: 'read' }),
     });
     await res.arrayBuffer();
@@ -167,6 +182,78 @@ async function guessPasswords(port: number, seconds: number): Promise<{ accepted
     else accepted++;
   }
   return { accepted, refused };
+}
+
+/** A signed-up user's token (the sign-up API, as a client does it). */
+async function signUp(port: number): Promise<string> {
+  const base = `http://127.0.0.1:${port}`;
+  const app = (await (
+    await fetch(`${base}/api/v1/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'bench', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read write' }),
+    })
+  ).json()) as { client_id: string; client_secret: string };
+  const grant = (await (
+    await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: app.client_id, client_secret: app.client_secret, scope: 'read write' }),
+    })
+  ).json()) as { access_token: string };
+  const res = await fetch(`${base}/api/v1/accounts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${grant.access_token}` },
+    body: JSON.stringify({ username: 'benchuser', email: 'bench@example.test', password: 'a long bench password', agreement: true, locale: 'en' }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** One WebSocket upgrade of the streaming API: its status, and its socket when accepted (101). */
+function wsUpgrade(port: number, token: string): Promise<{ status: number; socket: Duplex | null }> {
+  return new Promise((resolve) => {
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/streaming?stream=user',
+      agent: false,
+      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64'), authorization: `Bearer ${token}` },
+    });
+    req.on('upgrade', (res, socket) => {
+      socket.on('error', () => {});
+      resolve({ status: res.statusCode ?? 0, socket });
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => {
+        res.socket?.destroy();
+        resolve({ status: res.statusCode ?? 0, socket: null });
+      });
+    });
+    req.on('error', () => resolve({ status: 0, socket: null }));
+    req.end();
+  });
+}
+
+/** `n` requests with a random bearer string each from CLIENT, `concurrency` at a time: answers by status. */
+async function randomTokens(port: number, n: number, concurrency: number): Promise<{ byStatus: Map<number, number>; seconds: number }> {
+  const byStatus = new Map<number, number>();
+  let next = 0;
+  let done = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/instance`, { headers: { ...CLIENT, authorization: `Bearer ${randomBytes(24).toString('base64url')}` } });
+      await res.arrayBuffer();
+      byStatus.set(res.status, (byStatus.get(res.status) ?? 0) + 1);
+      if (++done % 10_000 === 0) process.stderr.write(`abuse: ${fmtInt(done)} random-token requests, ${fmtInt(done / ((performance.now() - t0) / 1000))}/s\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { byStatus, seconds: (performance.now() - t0) / 1000 };
 }
 
 const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
@@ -182,6 +269,7 @@ export async function main(args: string[]): Promise<number> {
   });
   const rows: string[][] = [];
   let guesses: { accepted: number; refused: number };
+  let random: { byStatus: Map<number, number>; seconds: number; tokens: number; perIp: number };
   try {
     // Warm up: the instance document, a small file request, then let the heap settle.
     for (let i = 0; i < 20; i++) await (await fetch(`http://127.0.0.1:${server.port}/api/v1/instance`)).arrayBuffer();
@@ -212,6 +300,40 @@ export async function main(args: string[]): Promise<number> {
       `${stall.result.filter((s) => s.startsWith('HTTP/1.1 200')).length}/60 got 200 (idle before: ${mb(idle2)})`,
     ]);
 
+    // 1,000 WebSocket upgrades on one valid token, 50 at a time, all held for 3 s.
+    const token = await signUp(server.port);
+    await sleep(2000);
+    const idle3 = rssOf(server.pid);
+    const upgrades = Number(process.env.BENCH_WS_UPGRADES ?? 1000);
+    const held: Duplex[] = [];
+    const ws = await peakRss(server.pid, async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < upgrades; i += 50) {
+        const batch = await Promise.all(Array.from({ length: Math.min(50, upgrades - i) }, () => wsUpgrade(server.port, token)));
+        for (const u of batch) {
+          statuses.push(u.status);
+          if (u.socket) held.push(u.socket);
+        }
+      }
+      await sleep(3000);
+      return statuses;
+    });
+    for (const s of held) s.destroy();
+    const accepted = ws.result.filter((s) => s === 101).length;
+    const refused = ws.result.filter((s) => s === 429).length;
+    rows.push([
+      `${fmtInt(upgrades)} WebSocket upgrades on one token, held 3 s`,
+      mb(ws.peak),
+      plus(ws.peak - idle3),
+      `${accepted} accepted, ${refused} refused (429) (idle before: ${mb(idle3)})`,
+    ]);
+    await sleep(1000);
+
+    // Random bearer strings from one (non-loopback) client address.
+    const tokens = Number(process.env.BENCH_RANDOM_TOKENS ?? 200_000);
+    const perIp = Number(/^(\d+)/.exec(process.env.ROOST_RATE_LIMIT_PER_IP ?? '300')![1]);
+    random = { ...(await randomTokens(server.port, tokens, 32)), tokens, perIp };
+
     guesses = await guessPasswords(server.port, guessSeconds);
   } finally {
     await server.stop();
@@ -227,6 +349,23 @@ export async function main(args: string[]): Promise<number> {
   }
 
   console.log(table(['roost start, embedded database', 'peak RSS', 'vs idle', 'note'], rows));
+  console.log();
+  const past = [...random!.byStatus].filter(([s]) => s !== 429).reduce((a, [, n]) => a + n, 0);
+  console.log(
+    table(
+      ['random bearer strings, one client address', 'requests', 'got past (not 429)', 'the limit', 'answers', 'req/s'],
+      [
+        [
+          'GET /api/v1/instance',
+          fmtInt(random!.tokens),
+          fmtInt(past),
+          `${fmtInt(random!.perIp)} per 5 min`,
+          [...random!.byStatus].map(([s, n]) => `${s}: ${fmtInt(n)}`).join(', '),
+          fmtInt(random!.tokens / random!.seconds),
+        ],
+      ],
+    ),
+  );
   console.log();
   const perMinute = (g: { accepted: number }, s: number) => (g.accepted * 60) / s;
   console.log(

@@ -1,5 +1,6 @@
 // The Roost side of `npm run bench -- streaming`: one Roost process (embedded database) with one
-// user; writes that user's token to the file named by argv[3], then prints LISTENING <port>.
+// user; writes that user's token to the file named by argv[3], then prints LISTENING <port>. Its
+// clients all share that one account: the per-account cap on streaming connections is lifted.
 
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,7 @@ if (!tokenFile) throw new Error('usage: streaming-roost-server.ts <port> <token-
 const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-streaming-'));
 process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
 const UNREACHED = { limit: 1_000_000_000, periodSeconds: 300 };
-const config = loadConfig({ env: {}, overrides: { domain: 'roost.example', host: '127.0.0.1', port, dataDir, databaseUrl: null, rateLimits: { perToken: UNREACHED, perIp: UNREACHED } } });
+const config = loadConfig({ env: {}, overrides: { domain: 'roost.example', host: '127.0.0.1', port, dataDir, databaseUrl: null, rateLimits: { perToken: UNREACHED, perIp: UNREACHED }, streaming: { maxConnectionsPerAccount: 100_000 } } });
 const roost = await startRoost(config, { logLevel: 'warn', logDestination: batchedDestination(openSync('/dev/null', 'w')), controlSocket: false });
 const alice = await createLocalAccount(roost.services, { username: 'alice', email: 'alice@example.test', confirmed: true });
 const { token } = await issueAccessToken(roost.services, { applicationId: null, userId: alice.user.id, scopes: ['read', 'write'] });
