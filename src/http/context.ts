@@ -51,6 +51,11 @@ export interface RequestContext {
   readonly state: Record<string, unknown>;
   /** Set a header on whatever response this request gets, errors included (rate-limit headers). */
   setResponseHeader(name: string, value: string): void;
+  /**
+   * Vouch for the request before its body is read (a check before the body found a user's valid
+   * token): its body no longer counts against the budget of unauthenticated bodies (body-budget.ts).
+   */
+  markAuthenticated(): void;
 }
 
 /** What the server side of a request provides to its context. */
@@ -84,6 +89,8 @@ export class HttpContext implements RequestContext {
   readonly state: Record<string, unknown> = {};
   /** Flat [name, value, …] added to the response by setResponseHeader, or null. */
   responseHeaders: string[] | null = null;
+  /** A check before the body vouched for the request (markAuthenticated). */
+  authenticated = false;
 
   #rawQuery: string;
   /** Flat [name, value, name, value…], names lowercase, as received. */
@@ -117,6 +124,10 @@ export class HttpContext implements RequestContext {
     this.#source = source;
     this.#parentLog = parentLog;
     this.params = params;
+  }
+
+  markAuthenticated(): void {
+    this.authenticated = true;
   }
 
   setResponseHeader(name: string, value: string): void {
