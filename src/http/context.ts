@@ -24,7 +24,10 @@ export interface RequestContext {
   header(name: string): string | null;
   /** Every value of a header as received (lowercase name), in order; [] when absent. */
   headerValues(name: string): string[];
-  /** The request body's bytes as received, null when there was none. */
+  /**
+   * The request body's bytes as received, null when there was none; empty for a multipart body,
+   * which is parsed as it arrives (its fields in `body`, its files on disk in `files`).
+   */
   readonly rawBody: Uint8Array | null;
   /** Path params of the matched route, URL-decoded. */
   readonly params: Record<string, string>;

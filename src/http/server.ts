@@ -718,9 +718,14 @@ class Exchange {
       this.uploads!.written().then(
         () => {
           if (this.state === State.DONE) return;
-          const parsed = multipartBody(result.fields, result.files);
-          ctx.body = parsed.body;
-          ctx.files = parsed.files;
+          try {
+            const parsed = multipartBody(result.fields, result.files);
+            ctx.body = parsed.body;
+            ctx.files = parsed.files;
+          } catch (err) {
+            this.fail(err);
+            return;
+          }
           this.run(handler, false);
         },
         (err) => this.fail(err),
