@@ -100,6 +100,13 @@ export interface RoostConfig {
     maxUploadBytes: number;
     /** A body must be in within this many seconds of the request head. */
     timeoutSeconds: number;
+    /**
+     * Bytes the bodies of requests nobody has vouched for yet (no user's valid token: the inbox,
+     * OAuth apps and tokens, sign-up) may hold together; past it, 503 (src/http/body-budget.ts).
+     */
+    unauthenticatedBudgetBytes: number;
+    /** Such bodies one client address may have arriving at once; past it, 429. */
+    concurrentBodiesPerAddress: number;
     /** Largest decoded image, in pixels (width × height). */
     maxImagePixels: number;
   };
@@ -574,6 +581,18 @@ const SPECS: Record<string, KeySpec> = {
     file: 'bodyLimits.timeoutSeconds',
     parse: integer(1, 3600),
     default: () => 60,
+  },
+  'bodyLimits.unauthenticatedBudgetBytes': {
+    env: 'ROOST_UNAUTHENTICATED_BODY_BUDGET',
+    file: 'bodyLimits.unauthenticatedBudgetBytes',
+    parse: integer(64 * 1024, 1024 ** 3),
+    default: () => 16 * 1024 * 1024,
+  },
+  'bodyLimits.concurrentBodiesPerAddress': {
+    env: 'ROOST_BODIES_PER_ADDRESS',
+    file: 'bodyLimits.concurrentBodiesPerAddress',
+    parse: integer(1, 100_000),
+    default: () => 16,
   },
   'bodyLimits.maxImagePixels': {
     env: 'ROOST_MAX_IMAGE_PIXELS',

@@ -3,6 +3,7 @@
  * `startRoost` is what `roost start` runs and what tests start, several per process if they like.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type pino from 'pino';
@@ -19,7 +20,7 @@ import { upgradeFromPglite } from './db/pglite-upgrade.ts';
 import { startControlSocket } from './control/socket.ts';
 import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, inboxFastPath, type RoostFederation } from './federation/index.ts';
-import { guardInbox } from './federation/inbox-guard.ts';
+import { guardInbox, MAX_INBOX_BYTES } from './federation/inbox-guard.ts';
 import { unknownActorDeleteGate } from './federation/inbox/unknown-delete.ts';
 import { forwardedCreateGate } from './federation/inbox/forwarded.ts';
 import { fedifyMessageAllowed } from './federation/outbound-policy.ts';
@@ -45,6 +46,7 @@ import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verificati
 import { MEDIA_PROCESS_JOB, processQueuedMedia } from './services/media.ts';
 import { FETCH_CARD_JOB, fetchPreviewCard } from './services/preview-cards.ts';
 import { ListenError, startHttpServer } from './http/index.ts';
+import { prepareUploadDir } from './http/upload-files.ts';
 import { buildRouter } from './api/routes.ts';
 import { trustedProxies } from './lib/client-address.ts';
 import { createOutboundTransport, originKey } from './federation/transport.ts';
@@ -218,6 +220,11 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** Where uploads are written while they arrive (temporary files, removed once answered). */
+function uploadDir(config: RoostConfig): string {
+  return path.join(config.dataDir, 'tmp', 'uploads');
+}
+
 /** The instance's listen and public origins, as its outbound transport compares them. */
 function ownOrigins(config: RoostConfig, port: number): string[] {
   const pub = new URL(config.publicUrl);
@@ -239,6 +246,14 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     publicUrl: config.publicUrl,
     maxBodyBytes: config.bodyLimits.maxBodyBytes,
     bodyTimeoutMs: config.bodyLimits.timeoutSeconds * 1000,
+    // The inbox takes what its guard takes (src/federation/inbox-guard.ts).
+    fallbackMaxBodyBytes: MAX_INBOX_BYTES,
+    bodyBudget: {
+      unauthenticatedBytes: config.bodyLimits.unauthenticatedBudgetBytes,
+      perAddress: config.bodyLimits.concurrentBodiesPerAddress,
+    },
+    // Multipart file parts as they arrive (made below, once the data directory is open).
+    uploadDir: uploadDir(config),
     trustedProxies: trustedProxies(config.trustedProxies),
   });
   let opened: RoostServices;
@@ -249,6 +264,13 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     throw e;
   }
   const { services } = opened;
+  try {
+    await prepareUploadDir(uploadDir(config));
+  } catch (e) {
+    await http.close({ drainMs: 0 });
+    await opened.close();
+    throw e;
+  }
   routeFedifyLogs(log);
   // Everything this instance runs (requests Fedify answers, its queues, effects) runs inside its
   // log scope, so Fedify's records reach this instance's logger (src/log.ts).

@@ -94,7 +94,7 @@ describe('loadConfig', () => {
       signUp: { limit: 5, periodSeconds: 1800 },
       uploads: { limit: 30, periodSeconds: 1800 },
     });
-    expect(c.bodyLimits).toEqual({ maxBodyBytes: 1024 * 1024, maxUploadBytes: 33 * 1024 * 1024, timeoutSeconds: 60, maxImagePixels: 33_177_600 });
+    expect(c.bodyLimits).toEqual({ maxBodyBytes: 1024 * 1024, maxUploadBytes: 33 * 1024 * 1024, timeoutSeconds: 60, maxImagePixels: 33_177_600, unauthenticatedBudgetBytes: 16 * 1024 * 1024, concurrentBodiesPerAddress: 16 });
     const file = path.join(cwd, 'limits.json');
     writeFileSync(file, JSON.stringify({ rateLimits: { signUp: { limit: 2, periodSeconds: 60 } }, bodyLimits: { maxBodyBytes: 2048 } }));
     const set = loadConfig({ env: { ROOST_CONFIG: file, ROOST_RATE_LIMIT_PER_IP: '10/60', ROOST_RATE_LIMITS: '0' }, cwd });

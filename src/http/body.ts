@@ -49,16 +49,21 @@ export function parseBody(contentType: string, bytes: Uint8Array, multipartLimit
   }
   if (type === 'multipart/form-data') {
     const { fields, files } = parseMultipart(bytes, contentType, multipartLimits);
-    const out: Files = {};
-    for (const f of files) {
-      const many = f.field.endsWith('[]');
-      const key = many ? f.field.slice(0, -2) : f.field;
-      const prev = out[key];
-      if (prev === undefined) out[key] = many ? [f] : f;
-      else if (Array.isArray(prev)) prev.push(f);
-      else out[key] = [prev, f];
-    }
-    return { body: buildParams(fields), files: files.length ? out : {} };
+    return multipartBody(fields, files);
   }
   return { body: {}, files: {} };
+}
+
+/** A parsed multipart body as params and files by field name (`media[]` → `media`, an array). */
+export function multipartBody(fields: Array<[string, string]>, files: UploadedFile[]): ParsedBody {
+  const out: Files = {};
+  for (const f of files) {
+    const many = f.field.endsWith('[]');
+    const key = many ? f.field.slice(0, -2) : f.field;
+    const prev = out[key];
+    if (prev === undefined) out[key] = many ? [f] : f;
+    else if (Array.isArray(prev)) prev.push(f);
+    else out[key] = [prev, f];
+  }
+  return { body: buildParams(fields), files: files.length ? out : {} };
 }

@@ -24,7 +24,10 @@ export interface RequestContext {
   header(name: string): string | null;
   /** Every value of a header as received (lowercase name), in order; [] when absent. */
   headerValues(name: string): string[];
-  /** The request body's bytes as received, null when there was none. */
+  /**
+   * The request body's bytes as received, null when there was none; empty for a multipart body,
+   * which is parsed as it arrives (its fields in `body`, its files on disk in `files`).
+   */
   readonly rawBody: Uint8Array | null;
   /** Path params of the matched route, URL-decoded. */
   readonly params: Record<string, string>;
@@ -51,6 +54,11 @@ export interface RequestContext {
   readonly state: Record<string, unknown>;
   /** Set a header on whatever response this request gets, errors included (rate-limit headers). */
   setResponseHeader(name: string, value: string): void;
+  /**
+   * Vouch for the request before its body is read (a check before the body found a user's valid
+   * token): its body no longer counts against the budget of unauthenticated bodies (body-budget.ts).
+   */
+  markAuthenticated(): void;
 }
 
 /** What the server side of a request provides to its context. */
@@ -84,6 +92,8 @@ export class HttpContext implements RequestContext {
   readonly state: Record<string, unknown> = {};
   /** Flat [name, value, …] added to the response by setResponseHeader, or null. */
   responseHeaders: string[] | null = null;
+  /** A check before the body vouched for the request (markAuthenticated). */
+  authenticated = false;
 
   #rawQuery: string;
   /** Flat [name, value, name, value…], names lowercase, as received. */
@@ -117,6 +127,10 @@ export class HttpContext implements RequestContext {
     this.#source = source;
     this.#parentLog = parentLog;
     this.params = params;
+  }
+
+  markAuthenticated(): void {
+    this.authenticated = true;
   }
 
   setResponseHeader(name: string, value: string): void {

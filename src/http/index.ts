@@ -2,8 +2,9 @@
 //
 // Serving
 //   startHttpServer({ host, port, router, log, fallback?, maxBodyBytes?, maxUploadBytes?,
-//                     multipart?, publicUrl?, cors?, accessLog?, ws? }): Promise<HttpServer>
-//     HttpServer = { port, inFlight, close({ drainMs? }): Promise<void> }
+//                     fallbackMaxBodyBytes?, bodyBudget?, uploadDir?, multipart?, publicUrl?,
+//                     cors?, accessLog?, ws? }): Promise<HttpServer>
+//     HttpServer = { port, inFlight, bodyBudget, close({ drainMs? }): Promise<void> }
 //     - binds exclusively (no SO_REUSEPORT: a second server cannot share the port); a port that
 //       cannot be bound throws ListenError { code: 'EADDRINUSE' | 'EACCES' | …, host, port }.
 //     - unmatched paths → `fallback(request, ctx)` (Fedify's federation.fetch; give it an
@@ -12,8 +13,12 @@
 //     - bodies: JSON (and any +json), urlencoded, multipart → ctx.body / ctx.files; malformed JSON
 //       → 400; over the route's limit (RouteOptions.maxBodyBytes, else maxBodyBytes, 1 MiB) → 413
 //       on Content-Length before reading, or as soon as a chunked body passes it; a body not in
-//       within bodyTimeoutMs → 408. Router-wide and route hooks (beforeBody) run first, with the
-//       upload paused: a bad token or a rate limit answers without the body being read.
+//       within bodyTimeoutMs → 408; two Content-Length headers → 400. Router-wide and route hooks
+//       (beforeBody) run first, with the upload paused: a bad token or a rate limit answers without
+//       the body being read. A body no hook vouched for (ctx.markAuthenticated) reserves its size
+//       from a process-wide budget (503 beyond) and one of its address's slots (429 beyond):
+//       body-budget.ts. Multipart file parts go to temporary files in uploadDir as they arrive
+//       (UploadedFile.path, bytes()), removed once the response is sent.
 //     - fileResponse(path, size, init): a file streamed from disk with backpressure.
 //     - CORS as Mastodon (/api/*, /oauth/token, /oauth/revoke, /.well-known/*, /nodeinfo/*,
 //       /users/*, /@user), preflights answered; X-Request-Id on every response; one access log

@@ -16,12 +16,15 @@ import { randomUUID } from 'node:crypto';
 import { createAccessLogWriter, type AccessLogWriter } from './access-log.ts';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
-import { isMultipart, parseBody } from './body.ts';
+import { isMultipart, multipartBody, parseBody } from './body.ts';
+import { BodyBudget, type BodyBudgetOptions } from './body-budget.ts';
+import { UploadFiles } from './upload-files.ts';
+import { tmpdir } from 'node:os';
 import { open, type FileHandle } from 'node:fs/promises';
 import { CORS_EXPOSE_HEADERS, CORS_MAX_AGE, corsRuleFor, sanitizeRequestedHeaders, type CorsRule } from './cors.ts';
 import { HttpContext, type RequestContext } from './context.ts';
 import { HttpError } from './errors.ts';
-import { DEFAULT_MULTIPART_LIMITS, type MultipartLimits } from './multipart.ts';
+import { DEFAULT_MULTIPART_LIMITS, MultipartParser, type MultipartLimits } from './multipart.ts';
 import { FileResponse, json, StringResponse } from './response.ts';
 import { isMethodNotAllowed, type BeforeBody, type Handler, type Router } from './router.ts';
 import net from 'node:net';
@@ -51,8 +54,21 @@ export interface HttpServerOptions {
   maxUploadBytes?: number;
   /** Part/file limits inside a multipart body (maxFileBytes defaults to the route's body limit). */
   multipart?: Partial<MultipartLimits>;
-  /** A body must arrive whole within this many ms of the request head (408 beyond); default 30 s. */
+  /**
+   * A body must arrive whole within this many ms of the request head (408, then the connection
+   * closes); default 30 s. (uWS's own cut of bodies slower than 16 KiB/s, after ~30 s, is held off
+   * while a body is read: this deadline is the one that applies.)
+   */
   bodyTimeoutMs?: number;
+  /** Largest body the fallback takes (the federation inbox); default maxBodyBytes. */
+  fallbackMaxBodyBytes?: number;
+  /** The budget and per-address cap of unauthenticated bodies (body-budget.ts). */
+  bodyBudget?: BodyBudgetOptions;
+  /**
+   * Where multipart file parts are written as they arrive (one temporary file each, removed once
+   * the response is sent); default the system's temporary directory. It must exist.
+   */
+  uploadDir?: string;
   /** Absolute base used for ctx.url / request.url, e.g. 'https://example.com'; default http://<Host>. */
   publicUrl?: string;
   /** Mastodon's CORS policy on /api/* etc. (default true). */
@@ -85,6 +101,8 @@ export interface HttpServer {
   serve(app: { router: Router; fallback?: Fallback; preFallback?: PreFallback }): void;
   /** Requests being handled right now. */
   readonly inFlight: number;
+  /** The budget of unauthenticated bodies: bytes reserved and refusals so far. */
+  readonly bodyBudget: BodyBudget;
   /**
    * Sends a text frame to every WebSocket subscribed to `topic` (WsPeer.subscribe), the fan-out
    * done by uWS in C++; sockets past their backpressure bound are closed by uWS. The members are
@@ -104,6 +122,14 @@ export interface HttpServer {
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+/** An unauthenticated chunked body grows its reservation by at least this much at a time. */
+const RESERVE_STEP = 64 * 1024;
+/**
+ * uWS closes, silently, a connection whose body arrives slower than 16 KiB/s after about 30 s;
+ * pausing and resuming a socket re-arms that timer, so bodies being read are re-armed this often
+ * and the server's own deadline (408) is the one that applies.
+ */
+const UWS_TIMEOUT_REARM_MS = 5_000;
 /**
  * A body announced by Content-Length up to this size gets one buffer at once; larger ones grow by
  * the chunks that actually arrive (a client announcing a large body and sending nothing pins nothing).
@@ -148,6 +174,7 @@ function tooLarge(limit: number): Response {
 }
 
 const NO_HOOKS: readonly BeforeBody[] = Object.freeze([]);
+const EMPTY_BODY = new Uint8Array(0);
 
 // Header collection without a closure per request: uWS calls forEach synchronously.
 let collecting: string[] = [];
@@ -174,6 +201,12 @@ class Server {
   readonly maxUpload: number;
   readonly bodyTimeoutMs: number;
   readonly multipartLimits: Partial<MultipartLimits>;
+  readonly fallbackMaxBody: number;
+  readonly budget: BodyBudget;
+  readonly uploadDir: string;
+  /** Exchanges reading a body (their uWS timeout is re-armed). */
+  readonly reading = new Set<Exchange>();
+  rearmTimer: NodeJS.Timeout | null = null;
   readonly publicBase: string | null;
   readonly cors: boolean;
   readonly accessLog: boolean;
@@ -197,6 +230,9 @@ class Server {
     this.maxUpload = opts.maxUploadBytes ?? this.maxBody;
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
     this.multipartLimits = opts.multipart ?? {};
+    this.fallbackMaxBody = opts.fallbackMaxBodyBytes ?? this.maxBody;
+    this.budget = new BodyBudget(opts.bodyBudget);
+    this.uploadDir = opts.uploadDir ?? tmpdir();
     if (opts.publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.publicUrl)) {
       throw new Error(`publicUrl must be an absolute http(s) URL, got ${JSON.stringify(opts.publicUrl)}`);
     }
@@ -242,6 +278,7 @@ class Server {
     let incomingId = '';
     let contentType = '';
     let contentLength = -1;
+    let lengths = 0;
     let chunked = false;
     let origin = false;
     for (let i = 0; i < raw.length; i += 2) {
@@ -249,7 +286,7 @@ class Server {
         case 'host': host = raw[i + 1]; break;
         case 'x-request-id': incomingId = raw[i + 1]; break;
         case 'content-type': contentType = raw[i + 1]; break;
-        case 'content-length': contentLength = Number(raw[i + 1]); break;
+        case 'content-length': contentLength = Number(raw[i + 1]); lengths++; break;
         case 'transfer-encoding': chunked = true; break;
         case 'origin': origin = true; break;
       }
@@ -266,6 +303,11 @@ class Server {
     let useFallback = false;
     let limit = -1;
     let hooks: readonly BeforeBody[] = NO_HOOKS;
+    if (lengths > 1) {
+      // Two lengths: which one frames the body is anybody's guess (request smuggling). RFC 9112 §6.3.
+      ex.respondSync(errorResponse(400, 'Duplicate Content-Length header'), true);
+      return ex;
+    }
     if (METHODS_WITHOUT_ROUTE.has(method)) {
       ex.respondSync(errorResponse(405, 'Method Not Allowed'));
       return ex;
@@ -302,7 +344,7 @@ class Server {
     // Body: refused on its announced size before a byte is read; the route's checks (token, rate
     // limits) run while the upload is paused.
     const hasBody = chunked || contentLength > 0;
-    if (limit < 0) limit = isMultipart(contentType) ? this.maxUpload : this.maxBody;
+    if (limit < 0) limit = useFallback ? this.fallbackMaxBody : isMultipart(contentType) ? this.maxUpload : this.maxBody;
     if (!hasBody) {
       if (hooks.length === 0) ex.run(handler, useFallback);
       else ex.runHooks(hooks, () => ex.run(handler, useFallback));
@@ -315,6 +357,14 @@ class Server {
     }
     ex.hookAbortIfPending();
     return ex;
+  }
+
+  /** Re-arm uWS's timeout of every body being read (see UWS_TIMEOUT_REARM_MS). */
+  startRearming(): void {
+    this.rearmTimer = setInterval(() => {
+      for (const ex of this.reading) ex.rearmUwsTimeout();
+    }, UWS_TIMEOUT_REARM_MS);
+    this.rearmTimer.unref();
   }
 
   finished(): void {
@@ -353,6 +403,19 @@ class Exchange {
   bodyTimer: NodeJS.Timeout | null = null;
   /** The upload is paused (res.pause) while the route's checks run. */
   paused = false;
+  /** The upload is paused while its temporary files' writes catch up. */
+  diskPaused = false;
+  /** The body passed the budget checks (admit); until then it is held, not yet parsed. */
+  admitted = false;
+  /** Bytes reserved from the budget of unauthenticated bodies (released when the exchange ends). */
+  reserved = 0;
+  /** The client address holding one of its unauthenticated-body slots, or null. */
+  slot: string | null = null;
+  /** A multipart body parsed as it arrives, its files written to disk. */
+  parser: MultipartParser | null = null;
+  uploads: UploadFiles | null = null;
+  contentLength = -1;
+  limit = 0;
 
   constructor(server: Server, res: HttpResponse, method: string, path: string, start: number, reqId: string, cors: CorsRule | null) {
     this.server = server;
@@ -441,68 +504,191 @@ class Exchange {
 
   readBody(contentLength: number, limit: number, contentType: string, handler: Handler | null, useFallback: boolean, hooks: readonly BeforeBody[]): void {
     this.state = State.READING;
-    if (contentLength > 0 && contentLength <= PREALLOCATE_MAX) this.buffer = Buffer.allocUnsafe(contentLength);
-    else this.chunks = [];
+    this.contentLength = contentLength;
+    this.limit = limit;
+    this.chunks = [];
+    this.server.reading.add(this);
     const res = this.res;
+    const streamMultipart = !useFallback && isMultipart(contentType);
     res.onData((chunk, isLast) => {
       if (this.state !== State.READING) return;
       const n = chunk.byteLength;
       if (this.received + n > limit) {
-        this.state = State.HANDLING;
-        this.dropBody();
-        this.respond(tooLarge(limit), true);
+        this.refuseBody(tooLarge(limit));
         return;
       }
       if (contentLength >= 0 && this.received + n > contentLength) {
-        this.state = State.HANDLING;
-        this.dropBody();
-        this.respond(errorResponse(400, 'Request body longer than Content-Length'), true);
+        this.refuseBody(errorResponse(400, 'Request body longer than Content-Length'));
         return;
       }
-      if (this.buffer !== null) this.buffer.set(new Uint8Array(chunk), this.received);
+      // An unauthenticated body without a length grows its reservation before it grows.
+      if (this.admitted && this.slot !== null && this.received + n > this.reserved && !this.grow(this.received + n)) return;
+      if (this.parser !== null) {
+        try {
+          this.parser.push(Buffer.from(chunk.slice(0)));
+        } catch (err) {
+          this.refuseBody(err instanceof HttpError ? err.toResponse() : errorResponse(400, 'Malformed multipart body'));
+          return;
+        }
+      } else if (this.buffer !== null) this.buffer.set(new Uint8Array(chunk), this.received);
       else if (n > 0) this.chunks!.push(Buffer.from(chunk.slice(0)));
       this.received += n;
       if (isLast) {
         this.bodyComplete = true;
+        this.server.reading.delete(this);
+        this.leaveSlot();
         if (!this.gated) this.bodyDone(contentType, handler, useFallback);
       }
     });
     this.bodyTimer = setTimeout(() => {
       this.bodyTimer = null;
       if (this.state !== State.READING) return;
-      this.state = State.HANDLING;
-      this.dropBody();
-      this.respond(errorResponse(408, 'Request body not received in time'), true);
+      this.refuseBody(errorResponse(408, 'Request body not received in time'));
     }, this.server.bodyTimeoutMs);
-    if (hooks.length > 0) {
-      // Hold the upload (TCP backpressure) until the token and the limits are checked, when a
-      // check has to wait (a database lookup); checks that finish at once need no pause.
-      this.gated = true;
-      this.runHooks(hooks, () => {
-        this.gated = false;
-        if (this.state !== State.READING) return;
-        // (resume even when the body is in: a paused socket would stall the next keep-alive request)
-        this.unpause();
-        if (this.bodyComplete) this.bodyDone(contentType, handler, useFallback);
-      });
-      if (this.gated && this.state === State.READING) {
-        this.paused = true;
-        res.pause();
-      }
+    if (hooks.length === 0) {
+      this.admit(streamMultipart, contentType);
+      return;
     }
+    // Hold the upload (TCP backpressure) until the token and the limits are checked, when a
+    // check has to wait (a database lookup); checks that finish at once need no pause.
+    this.gated = true;
+    this.runHooks(hooks, () => {
+      this.gated = false;
+      if (this.state !== State.READING) return;
+      if (!this.admit(streamMultipart, contentType)) return;
+      // (resume even when the body is in: a paused socket would stall the next keep-alive request)
+      this.unpause();
+      if (this.bodyComplete) this.bodyDone(contentType, handler, useFallback);
+    });
+    if (this.gated && this.state === State.READING) {
+      this.paused = true;
+      res.pause();
+    }
+  }
+
+  /**
+   * The body may be buffered: unless a check before the body vouched for the request, it takes one
+   * of its address's slots (429 beyond) and reserves its length from the budget of unauthenticated
+   * bodies (503 beyond). Then its buffer, or its multipart parser, is set up. False when refused.
+   */
+  admit(streamMultipart: boolean, contentType: string): boolean {
+    const budget = this.server.budget;
+    if (!this.ctx.authenticated) {
+      const address = this.ctx.remoteAddress;
+      if (!budget.enter(address)) {
+        this.refuseBody(errorResponse(429, 'Too many requests', { 'retry-after': '5' }));
+        return false;
+      }
+      this.slot = address;
+      // (a chunked body reserves a first step; grow() takes more as it arrives)
+      const want = this.contentLength >= 0 ? this.contentLength : Math.min(this.limit, Math.max(this.received, RESERVE_STEP));
+      if (!budget.reserve(want)) {
+        this.refuseBody(errorResponse(503, 'Too many requests in flight; try again later', { 'retry-after': '5' }));
+        return false;
+      }
+      this.reserved = want;
+    }
+    this.admitted = true;
+    const early = this.chunks!;
+    if (streamMultipart) {
+      try {
+        this.uploads = new UploadFiles(this.server.uploadDir, (full) => this.diskPressure(full));
+        this.parser = new MultipartParser(contentType, this.multipartLimits(this.limit), this.uploads.open);
+        for (const c of early) this.parser.push(c as Buffer);
+      } catch (err) {
+        this.refuseBody(err instanceof HttpError ? err.toResponse() : errorResponse(400, 'Malformed multipart body'));
+        return false;
+      }
+      this.chunks = null;
+    } else if (this.contentLength > 0 && this.contentLength <= PREALLOCATE_MAX && !this.bodyComplete) {
+      this.buffer = Buffer.allocUnsafe(this.contentLength);
+      let at = 0;
+      for (const c of early) {
+        this.buffer.set(c, at);
+        at += c.byteLength;
+      }
+      this.chunks = null;
+    }
+    return true;
+  }
+
+  multipartLimits(limit: number): MultipartLimits {
+    return { ...DEFAULT_MULTIPART_LIMITS, maxFileBytes: limit, ...this.server.multipartLimits };
+  }
+
+  /** Reserve up to `needed` bytes for an unauthenticated body; false (503 sent) when the budget is spent. */
+  grow(needed: number): boolean {
+    const more = Math.max(needed - this.reserved, Math.min(RESERVE_STEP, this.limit - this.reserved));
+    if (!this.server.budget.reserve(more)) {
+      this.refuseBody(errorResponse(503, 'Too many requests in flight; try again later', { 'retry-after': '5' }));
+      return false;
+    }
+    this.reserved += more;
+    return true;
+  }
+
+  /** Stop reading a body and answer (413, 408, 429, 503…); the connection closes. */
+  refuseBody(response: Response): void {
+    this.state = State.HANDLING;
+    this.gated = false;
+    this.dropBody();
+    this.unpause();
+    this.respond(response, true);
+  }
+
+  /** A temporary file's writes are behind (pause the upload) or caught up (resume it). */
+  diskPressure(full: boolean): void {
+    if (this.aborted || this.state === State.DONE) return;
+    if (full && !this.diskPaused) {
+      this.diskPaused = true;
+      if (!this.paused) this.res.pause();
+    } else if (!full && this.diskPaused) {
+      this.diskPaused = false;
+      if (!this.paused) this.res.resume();
+    }
+  }
+
+  /** uWS cuts a slow body after ~30 s: a pause and resume re-arms its timer (ours, bodyTimer, decides). */
+  rearmUwsTimeout(): void {
+    if (this.aborted || this.state !== State.READING || this.paused || this.diskPaused) return;
+    this.res.pause();
+    this.res.resume();
   }
 
   unpause(): void {
     if (this.paused) {
       this.paused = false;
-      if (!this.aborted) this.res.resume();
+      if (!this.aborted && !this.diskPaused) this.res.resume();
     }
   }
 
   dropBody(): void {
     this.clearBodyTimer();
+    this.server.reading.delete(this);
+    this.leaveSlot();
     this.buffer = null;
     this.chunks = null;
+    this.parser = null;
+  }
+
+  leaveSlot(): void {
+    if (this.slot !== null) {
+      this.server.budget.leave(this.slot);
+      this.slot = null;
+    }
+  }
+
+  /** The exchange ended (any way): its reservation goes back, its temporary files go. */
+  releaseBody(): void {
+    this.dropBody();
+    if (this.reserved > 0) {
+      this.server.budget.release(this.reserved);
+      this.reserved = 0;
+    }
+    if (this.uploads !== null) {
+      this.uploads.remove();
+      this.uploads = null;
+    }
   }
 
   clearBodyTimer(): void {
@@ -514,15 +700,45 @@ class Exchange {
 
   bodyDone(contentType: string, handler: Handler | null, useFallback: boolean): void {
     this.clearBodyTimer();
+    this.state = State.HANDLING;
+    const ctx = this.ctx;
+    const parser = this.parser;
+    if (parser !== null) {
+      // A multipart body: its files are on disk once their writes are done.
+      this.parser = null;
+      this.chunks = null;
+      let result: ReturnType<MultipartParser['end']>;
+      try {
+        result = parser.end();
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      ctx.rawBody = EMPTY_BODY;
+      this.uploads!.written().then(
+        () => {
+          if (this.state === State.DONE) return;
+          try {
+            const parsed = multipartBody(result.fields, result.files);
+            ctx.body = parsed.body;
+            ctx.files = parsed.files;
+          } catch (err) {
+            this.fail(err);
+            return;
+          }
+          this.run(handler, false);
+        },
+        (err) => this.fail(err),
+      );
+      return;
+    }
     const body = this.buffer !== null ? this.buffer.subarray(0, this.received) : Buffer.concat(this.chunks!, this.received);
     this.buffer = null;
     this.chunks = null;
-    this.state = State.HANDLING;
-    const ctx = this.ctx;
     ctx.rawBody = body;
     if (!useFallback) {
       try {
-        const parsed = parseBody(contentType, body, { ...DEFAULT_MULTIPART_LIMITS, maxFileBytes: body.length, ...this.server.multipartLimits });
+        const parsed = parseBody(contentType, body, this.multipartLimits(body.length));
         ctx.body = parsed.body;
         ctx.files = parsed.files;
       } catch (err) {
@@ -951,6 +1167,7 @@ class Exchange {
   }
 
   finish(status: number, aborted: boolean): void {
+    this.releaseBody();
     this.server.finished();
     if (this.server.accessLog) {
       const ms = Math.round((performance.now() - this.start) * 100) / 100;
@@ -1207,6 +1424,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   const uws = loadUws();
   const app = uws.App();
   const server = new Server(app, opts);
+  server.startRearming();
   // WebSocket routes before the catch-all.
   for (const route of opts.ws ?? []) registerWebSocketRoute(app, server, route);
   app.any('/*', (res, req) => server.onRequest(res, req));
@@ -1240,6 +1458,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     get inFlight() {
       return server.inFlight;
     },
+    get bodyBudget() {
+      return server.budget;
+    },
     publish(topic: string, data: string) {
       app.publish(topic, data, false, false);
     },
@@ -1247,6 +1468,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       closing ??= (async () => {
         const drainMs = closeOpts?.drainMs ?? 10_000;
         server.closing = true;
+        if (server.rearmTimer !== null) clearInterval(server.rearmTimer);
         if (server.listenSocket !== null) {
           uws.us_listen_socket_close(server.listenSocket);
           server.listenSocket = null;

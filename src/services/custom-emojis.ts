@@ -8,6 +8,7 @@
  * the media storage (services/media-storage.ts) under `custom_emojis/<id>/`. At most 256 KiB, as
  * Mastodon's CustomEmoji::LOCAL_LIMIT.
  */
+import { uploadBytes, uploadSize, type Upload } from '../lib/upload.ts';
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import type { Services } from '../context.ts';
@@ -43,7 +44,8 @@ async function categoryId(services: Services, sql: Sql, name: string | null | un
 
 export interface AddEmojiInput {
   shortcode: string;
-  data: Uint8Array;
+  /** The image: read only once its size passed. */
+  data: Upload;
   category?: string | null;
   visibleInPicker?: boolean;
 }
@@ -52,18 +54,19 @@ export interface AddEmojiInput {
 export async function addCustomEmoji(services: Services, input: AddEmojiInput): Promise<string> {
   const shortcode = input.shortcode.trim();
   if (!SHORTCODE.test(shortcode)) throw invalid('shortcode', 'must be at least 2 characters and can only contain alphanumeric characters and underscores');
-  if (input.data.length > EMOJI_MAX_BYTES) throw invalid('image', 'must be less than 256 KB');
-  const sniffed = sniffImage(input.data);
+  if (uploadSize(input.data) > EMOJI_MAX_BYTES) throw invalid('image', 'must be less than 256 KB');
+  const data = await uploadBytes(input.data);
+  const sniffed = sniffImage(data);
   if (!sniffed || sniffed.ext === 'jpg') throw invalid('image', 'must be a PNG, GIF or WebP image');
   const maxPixels = services.config.bodyLimits.maxImagePixels;
   let original: Buffer;
   let still: Buffer;
   try {
-    const meta = await sharp(input.data, { limitInputPixels: false }).metadata();
+    const meta = await sharp(data, { limitInputPixels: false }).metadata();
     if (!meta.width || !meta.height || meta.width * (meta.pageHeight ?? meta.height) > maxPixels) throw new Error('too many pixels');
-    const animated = sharp(input.data, { animated: true, limitInputPixels: maxPixels });
+    const animated = sharp(data, { animated: true, limitInputPixels: maxPixels });
     original = await (sniffed.ext === 'png' ? animated.png() : sniffed.ext === 'gif' ? animated.gif() : animated.webp()).toBuffer();
-    still = await sharp(input.data, { limitInputPixels: maxPixels }).png().toBuffer();
+    still = await sharp(data, { limitInputPixels: maxPixels }).png().toBuffer();
   } catch {
     throw invalid('image', 'could not be processed');
   }

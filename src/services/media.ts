@@ -26,6 +26,7 @@ import type { Sql } from '../db/sql.ts';
 import { schedule } from '../events/timers.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { isValidBlurhash } from '../lib/blurhash.ts';
+import { uploadBytes, uploadSize, type Upload } from '../lib/upload.ts';
 import { mediaSize, type MediaAttachmentRow, type MediaMeta, type MediaType } from '../serializers/media-attachment.ts';
 import { mediaStorage, type MediaStorage } from './media-storage.ts';
 import { findOwnMedia, findUnattachedMedia } from './reads/media.ts';
@@ -50,8 +51,8 @@ const FORMATS: Record<string, { ext: 'jpg' | 'png' | 'gif' | 'webp'; type: strin
 };
 
 export interface MediaUpload {
-  /** The file's bytes (undefined: none sent). */
-  file?: Uint8Array;
+  /** The file (undefined: none sent); read only once its size passed. */
+  file?: Upload;
   description?: string;
   /** "x,y", each -1…1. */
   focus?: string;
@@ -68,12 +69,13 @@ export interface ProcessedMedia {
 }
 
 /** What an upload is, from its bytes and header: refused with Mastodon's 422 when not an image Roost takes or too large. */
-async function checkUpload(services: Services, data: Uint8Array | undefined): Promise<{ mime: string; width: number; height: number; pages: number; orientation: number }> {
+async function checkUpload(services: Services, upload: Upload | undefined): Promise<{ data: Uint8Array; mime: string; width: number; height: number; pages: number; orientation: number }> {
   const limits = services.config.limits.mediaAttachments;
-  if (!data || data.length === 0) throw new RoostError(422, "Validation failed: File can't be blank");
-  if (data.length > limits.imageSizeLimit) {
+  if (!upload || uploadSize(upload) === 0) throw new RoostError(422, "Validation failed: File can't be blank");
+  if (uploadSize(upload) > limits.imageSizeLimit) {
     throw new RoostError(422, `Validation failed: File file size must be less than ${Math.round(limits.imageSizeLimit / 1024 / 1024)} MB`);
   }
+  const data = await uploadBytes(upload);
   const sniffed = await fileTypeFromBuffer(data).catch(() => undefined);
   if (!sniffed || !FORMATS[sniffed.mime] || !limits.supportedMimeTypes.includes(sniffed.mime)) throw new RoostError(422, INVALID_FILE);
   let meta: Metadata;
@@ -88,7 +90,7 @@ async function checkUpload(services: Services, data: Uint8Array | undefined): Pr
   if (!width || !height) throw new RoostError(422, UNVERIFIED_FILE);
   // Every frame of an animation is decoded: the bound is on all of them.
   if (width * height * pages > maxPixels(services)) throw new RoostError(422, `${width}x${height} images are not supported`);
-  return { mime: sniffed.mime, width, height, pages, orientation: meta.orientation ?? 1 };
+  return { data, mime: sniffed.mime, width, height, pages, orientation: meta.orientation ?? 1 };
 }
 
 function maxPixels(services: Services): number {
@@ -112,9 +114,10 @@ function encodeAs(pipeline: Sharp, ext: string): Sharp {
 }
 
 /** Decodes, orients, bounds and re-encodes an image; makes its preview, sizes and blurhash. Throws a 422 RoostError for what it cannot take. */
-export async function processImage(services: Services, data: Uint8Array): Promise<ProcessedMedia> {
+export async function processImage(services: Services, upload: Upload): Promise<ProcessedMedia> {
   const limits = services.config.limits.mediaAttachments;
-  const head = await checkUpload(services, data);
+  const head = await checkUpload(services, upload);
+  const data = head.data;
   const format = FORMATS[head.mime]!;
   const animated = head.pages > 1;
   const input = () => sharp(data, { limitInputPixels: maxPixels(services), animated });
@@ -237,17 +240,17 @@ export async function uploadMedia(services: Services, accountId: string, input: 
  */
 export async function uploadMediaAsync(services: Services, accountId: string, input: MediaUpload): Promise<string> {
   const attrs = checkAttributes(services, input);
-  await checkUpload(services, input.file);
+  const { data } = await checkUpload(services, input.file);
   const id = services.ids.next();
   const storage = mediaStorage(services);
-  await storage.put(pendingKey(id), input.file!);
+  await storage.put(pendingKey(id), data);
   const now = services.clock.now();
   try {
     await services.db.sql.transaction(async (sql) => {
       await sql.query(
         `insert into media_attachments (id, account_id, type, processing, file_size, description, focus_x, focus_y, created_at, updated_at)
          values ($1, $2, 'image', 'queued', $3, $4, $5, $6, $7, $7)`,
-        [id, accountId, input.file!.length, attrs.description ?? null, attrs.focus?.x ?? null, attrs.focus?.y ?? null, now],
+        [id, accountId, data.length, attrs.description ?? null, attrs.focus?.x ?? null, attrs.focus?.y ?? null, now],
       );
       // One account's uploads are processed one at a time (a burst from one account does not hold everyone's).
       await schedule(sql, MEDIA_PROCESS_JOB, { mediaId: id }, { orderingKey: mediaOrderingKey(accountId), maxAttempts: 5, clock: services.clock });

@@ -16,6 +16,7 @@ import type { Services } from '../context.ts';
 import type { InstanceLimits } from '../../config/index.ts';
 import { AccountSchema, UserSchema, type Account } from '../db/entities/index.ts';
 import { Validation } from '../lib/errors.ts';
+import { uploadBytes, uploadSize, type Upload } from '../lib/upload.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { QUOTE_POLICIES } from '../serializers/preferences.ts';
 import { countedLength } from '../lib/text-format.ts';
@@ -47,8 +48,9 @@ export interface ProfileUpdate {
   hideCollections?: boolean;
   fields?: { name: string; value: string }[];
   source?: { privacy?: string; sensitive?: boolean; language?: string | null; quotePolicy?: string };
-  avatar?: Uint8Array;
-  header?: Uint8Array;
+  /** Images: read only once their size passed. */
+  avatar?: Upload;
+  header?: Upload;
 }
 
 const chars = (s: string) => [...s].length;
@@ -86,8 +88,8 @@ function validateProfileUpdate(input: ProfileUpdate, limits: InstanceLimits['acc
   if (language && !isSupportedLanguage(language)) v.add('source.language', 'ERR_INCLUSION', 'is not included in the list');
   for (const [key, data] of [['avatar', input.avatar], ['header', input.header]] as const) {
     if (!data) continue;
-    if (data.length > limits.profileImageSizeLimit) v.add(key, 'ERR_LESS_THAN', `must be less than ${Math.round(limits.profileImageSizeLimit / 1024 / 1024)} MB`);
-    else if (!sniffImage(data)) v.add(key, 'ERR_INVALID', 'must be a PNG, JPEG, GIF or WebP image');
+    if (uploadSize(data) > limits.profileImageSizeLimit) v.add(key, 'ERR_LESS_THAN', `must be less than ${Math.round(limits.profileImageSizeLimit / 1024 / 1024)} MB`);
+    else if (!(data instanceof Uint8Array) || !sniffImage(data)) v.add(key, 'ERR_INVALID', 'must be a PNG, JPEG, GIF or WebP image');
   }
   v.throwIfInvalid();
   return fields;
@@ -102,7 +104,7 @@ async function processImages(services: Services, input: ProfileUpdate): Promise<
     const data = input[key];
     if (!data) continue;
     try {
-      out[key] = await processAccountImage(key === 'avatar' ? 'avatars' : 'headers', data, maxPixels);
+      out[key] = await processAccountImage(key === 'avatar' ? 'avatars' : 'headers', await uploadBytes(data), maxPixels);
     } catch (err) {
       if (!(err instanceof ImageRejected)) throw err;
       if (err.reason === 'too_many_pixels') v.add(key, 'ERR_TOO_BIG', `dimensions must not exceed ${maxPixels} pixels`);
@@ -125,6 +127,10 @@ async function queueProfileUpdate(services: Services, tx: Parameters<typeof sqlF
 }
 
 export async function updateProfile(services: Services, accountId: string, userId: string, input: ProfileUpdate): Promise<void> {
+  // The images' bytes, when within the size limit (a larger one is refused unread).
+  const limit = services.config.limits.accounts.profileImageSizeLimit;
+  const read = async (u: Upload | undefined) => (u === undefined || uploadSize(u) > limit ? u : await uploadBytes(u));
+  input = { ...input, avatar: await read(input.avatar), header: await read(input.header) };
   const fields = validateProfileUpdate(input, services.config.limits.accounts);
   const images = await processImages(services, input);
 

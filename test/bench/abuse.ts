@@ -5,6 +5,12 @@
  *   - peak RSS while 10 clients trickle 90 MB multipart uploads (chunked, 64 KiB every 20 ms) at
  *     an unauthenticated route (POST /api/v1/apps), and how much each got to send;
  *   - peak RSS while 60 clients request a 16 MB file under /system/ and then stop reading;
+ *   - peak RSS while 600 clients, each from its own loopback address (127.2.x.y: the per-address
+ *     cap does not help), announce 1 MiB and trickle it (8 KiB every 100 ms for 12 s), at POST
+ *     /inbox and then at POST /api/v1/apps, with how many were held, refused 503 (the budget of
+ *     unauthenticated bodies) or 429 (per address);
+ *   - peak RSS while 10 clients with a user's valid token trickle 32 MiB chunked multipart uploads
+ *     (64 KiB every 20 ms) at POST /api/v1/media;
  *   - peak RSS while one valid token asks for 1,000 WebSocket upgrades of the streaming API and
  *     holds what it got, and how many were accepted (the per-account cap: 20);
  *   - 200,000 requests with a random bearer string each from one client address (forwarded by the
@@ -18,7 +24,7 @@
  *   npm run bench -- abuse [guess-seconds=60]
  *   BENCH_WS_UPGRADES (1000), BENCH_RANDOM_TOKENS (200000)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -153,6 +159,122 @@ function stalledReader(port: number, file: string, ms: number): Promise<string> 
       resolve(status);
     }, ms);
   });
+}
+
+/**
+ * One client from `from` announcing `length` bytes to `target` and sending `piece` bytes every
+ * `every` ms for `ms`; resolves with the status line it got ('held' when none).
+ */
+function trickleBody(port: number, from: string, head: string, piece: number, every: number, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: from });
+    let status = 'held';
+    let timer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      clearInterval(timer);
+      clearTimeout(stopAt);
+      socket.destroy();
+      resolve(status);
+    };
+    const stopAt = setTimeout(finish, ms);
+    const bytes = Buffer.alloc(piece, 0x20);
+    socket.on('connect', () => {
+      socket.write(head);
+      socket.write('{');
+      timer = setInterval(() => {
+        if (!socket.destroyed) socket.write(bytes);
+      }, every);
+    });
+    socket.on('data', (d) => {
+      if (status === 'held') status = d.toString('latin1').split('\r\n')[0] ?? '';
+    });
+    socket.on('error', () => {});
+    socket.on('close', finish);
+  });
+}
+
+/** 600 trickling clients at one route, one loopback address each. */
+function trickleMany(port: number, head: string): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: 600 }, (_, i) => trickleBody(port, `127.2.${Math.floor(i / 250)}.${(i % 250) + 2}`, head, 8 * 1024, 100, 12_000)),
+  );
+}
+
+function statusCounts(statuses: string[]): string {
+  const counts = new Map<string, number>();
+  for (const s of statuses) {
+    const key = s === 'held' ? 'held' : (s.split(' ')[1] ?? s);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort().map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+/** One client with a token trickling a chunked multipart upload of `total` bytes to /api/v1/media; resolves with the status line. */
+function trickleMedia(port: number, token: string, total: number, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let sent = 0;
+    let status = 'none';
+    let timer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      clearInterval(timer);
+      clearTimeout(stopAt);
+      socket.destroy();
+      resolve(status);
+    };
+    const stopAt = setTimeout(finish, ms);
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    const chunk = (b: Buffer | string) => {
+      const buf = Buffer.isBuffer(b) ? b : Buffer.from(b);
+      socket.write(`${buf.length.toString(16)}\r\n`);
+      socket.write(buf);
+      socket.write('\r\n');
+    };
+    socket.on('connect', () => {
+      socket.write(`POST /api/v1/media HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=xyz\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      chunk('--xyz\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n');
+      timer = setInterval(() => {
+        if (socket.destroyed) return;
+        if (sent >= total) {
+          clearInterval(timer);
+          chunk('\r\n--xyz--\r\n');
+          socket.write('0\r\n\r\n');
+          return;
+        }
+        chunk(piece);
+        sent += piece.length;
+      }, 20);
+    });
+    socket.on('data', (d) => {
+      if (status === 'none') status = d.toString('latin1').split('\r\n')[0] ?? '';
+    });
+    socket.on('error', () => {});
+    socket.on('close', finish);
+  });
+}
+
+/** A user made through the operator's command (the control socket), and a token with write:media through the password grant. */
+async function userToken(server: Server): Promise<string> {
+  const out = execFileSync(process.execPath, [cli, 'accounts', 'create', 'bencher', '--email', 'bencher@example.com', '--confirmed'], {
+    cwd: root,
+    env: { ...process.env, ROOST_DATA_DIR: server.dataDir, ROOST_LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+  });
+  const password = /New password: (\S+)/.exec(out)?.[1];
+  if (!password) throw new Error(`no password in: ${out}`);
+  const app = await fetch(`http://127.0.0.1:${server.port}/api/v1/apps`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'bench', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read write' }),
+  }).then((r) => r.json() as Promise<{ client_id: string; client_secret: string }>);
+  const res = await fetch(`http://127.0.0.1:${server.port}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'password', client_id: app.client_id, client_secret: app.client_secret, username: 'bencher@example.com', password, scope: 'read write' }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`no token: ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 async function createApp(port: number): Promise<{ client_id: string; client_secret: string }> {
@@ -300,16 +422,43 @@ export async function main(args: string[]): Promise<number> {
       `${stall.result.filter((s) => s.startsWith('HTTP/1.1 200')).length}/60 got 200 (idle before: ${mb(idle2)})`,
     ]);
 
-    // 1,000 WebSocket upgrades on one valid token, 50 at a time, all held for 3 s.
-    const token = await signUp(server.port);
     await sleep(2000);
     const idle3 = rssOf(server.pid);
+    const signed = 'Signature: keyId="https://peer.example/actor#main-key",signature="x"\r\n';
+    const inbox = await peakRss(server.pid, () =>
+      trickleMany(server.port, `POST /inbox HTTP/1.1\r\nHost: bench\r\nContent-Type: application/activity+json\r\n${signed}Content-Length: ${MB}\r\n\r\n`),
+    );
+    rows.push(['600 clients trickle 1 MiB bodies at /inbox', mb(inbox.peak), plus(inbox.peak - idle3), `${statusCounts(inbox.result)} (idle before: ${mb(idle3)})`]);
+    await sleep(2000);
+
+    const idle4 = rssOf(server.pid);
+    const apps = await peakRss(server.pid, () =>
+      trickleMany(server.port, `POST /api/v1/apps HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${MB}\r\n\r\n`),
+    );
+    rows.push(['600 clients trickle 1 MiB bodies at /api/v1/apps', mb(apps.peak), plus(apps.peak - idle4), `${statusCounts(apps.result)} (idle before: ${mb(idle4)})`]);
+    await sleep(2000);
+
+    const token = await userToken(server);
+    await sleep(2000);
+    const idle5 = rssOf(server.pid);
+    const uploads = await peakRss(server.pid, () => Promise.all(Array.from({ length: 10 }, () => trickleMedia(server.port, token, 32 * MB, 30_000))));
+    rows.push([
+      '10 clients with a token trickle 32 MiB uploads at /api/v1/media',
+      mb(uploads.peak),
+      plus(uploads.peak - idle5),
+      `${[...new Set(uploads.result)].join(', ')} (idle before: ${mb(idle5)})`,
+    ]);
+
+    // 1,000 WebSocket upgrades on one valid token, 50 at a time, all held for 3 s.
+    const wsToken = await signUp(server.port);
+    await sleep(2000);
+    const idle6 = rssOf(server.pid);
     const upgrades = Number(process.env.BENCH_WS_UPGRADES ?? 1000);
     const held: Duplex[] = [];
     const ws = await peakRss(server.pid, async () => {
       const statuses: number[] = [];
       for (let i = 0; i < upgrades; i += 50) {
-        const batch = await Promise.all(Array.from({ length: Math.min(50, upgrades - i) }, () => wsUpgrade(server.port, token)));
+        const batch = await Promise.all(Array.from({ length: Math.min(50, upgrades - i) }, () => wsUpgrade(server.port, wsToken)));
         for (const u of batch) {
           statuses.push(u.status);
           if (u.socket) held.push(u.socket);
@@ -324,8 +473,8 @@ export async function main(args: string[]): Promise<number> {
     rows.push([
       `${fmtInt(upgrades)} WebSocket upgrades on one token, held 3 s`,
       mb(ws.peak),
-      plus(ws.peak - idle3),
-      `${accepted} accepted, ${refused} refused (429) (idle before: ${mb(idle3)})`,
+      plus(ws.peak - idle6),
+      `${accepted} accepted, ${refused} refused (429) (idle before: ${mb(idle6)})`,
     ]);
     await sleep(1000);
 

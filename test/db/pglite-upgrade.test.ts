@@ -88,15 +88,15 @@ describe('upgrading a PGlite data directory', () => {
       const at = (p: string) => `http://127.0.0.1:${roost.port}${p}`;
       const as = (token: string) => ({ authorization: `Bearer ${token}` });
       // The same tokens, accounts, statuses, follow and media.
-      const me = await (await fetch(at('/api/v1/accounts/verify_credentials'), { headers: as(alice.token) })).json();
+      const me: any = await (await fetch(at('/api/v1/accounts/verify_credentials'), { headers: as(alice.token) })).json();
       expect([me.id, me.username, me.statuses_count, me.followers_count]).toEqual([alice.account.id, 'alice', 1, 1]);
-      const status = await (await fetch(at(`/api/v1/statuses/${posted.body.id}`), { headers: as(bob.token) })).json();
+      const status: any = await (await fetch(at(`/api/v1/statuses/${posted.body.id}`), { headers: as(bob.token) })).json();
       expect(status.content).toBe(posted.body.content);
       expect(status.media_attachments.map((m: { description: string }) => m.description)).toEqual(['a red square']);
       const file = await fetch(at(new URL(status.media_attachments[0].url).pathname));
       expect(file.status).toBe(200);
       expect(Buffer.from(await file.arrayBuffer()).length).toBeGreaterThan(0);
-      const rel = await (await fetch(at(`/api/v1/accounts/relationships?id[]=${alice.account.id}`), { headers: as(bob.token) })).json();
+      const rel: any = await (await fetch(at(`/api/v1/accounts/relationships?id[]=${alice.account.id}`), { headers: as(bob.token) })).json();
       expect(rel[0].following).toBe(true);
       // Every row of those tables, byte for byte in their text form; the queued job, still queued.
       const db = new pg.Client({ connectionString: roost.services.config.databaseUrl ?? (await import('../../src/db/embedded.ts')).embeddedUrl(path.join(dataDir, 'postgres')) });
@@ -119,7 +119,7 @@ describe('upgrading a PGlite data directory', () => {
     // A second start: nothing copied twice (the unique keys would refuse it), same rows.
     roost = await startRoost(config, { controlSocket: false });
     try {
-      const statuses = await (await fetch(`http://127.0.0.1:${roost.port}/api/v1/accounts/${alice.account.id}/statuses`, { headers: { authorization: `Bearer ${bob.token}` } })).json();
+      const statuses: any = await (await fetch(`http://127.0.0.1:${roost.port}/api/v1/accounts/${alice.account.id}/statuses`, { headers: { authorization: `Bearer ${bob.token}` } })).json();
       expect(statuses.map((s: { id: string }) => s.id)).toEqual([posted.body.id]);
     } finally {
       await roost.close();

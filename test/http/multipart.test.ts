@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../src/http/errors.ts';
-import { DEFAULT_MULTIPART_LIMITS, multipartBoundary, parseMultipart } from '../../src/http/multipart.ts';
+import { DEFAULT_MULTIPART_LIMITS, memorySink, MultipartParser, multipartBoundary, parseMultipart } from '../../src/http/multipart.ts';
 
 const CT = 'multipart/form-data; boundary=XyZ';
 
@@ -18,7 +18,7 @@ function errorOf(fn: () => unknown): HttpError {
 }
 
 describe('parseMultipart', () => {
-  it('parses fields and files, with preamble and epilogue, byte-exact', () => {
+  it('parses fields and files, with preamble and epilogue, byte-exact', async () => {
     const bin = Buffer.from([0, 1, 2, 13, 10, 45, 45, 88, 255]); // contains "\r\n--X"
     const b = body(
       'preamble\r\n',
@@ -35,10 +35,11 @@ describe('parseMultipart', () => {
     ]);
     expect(r.files).toHaveLength(1);
     expect(r.files[0]).toMatchObject({ field: 'file', filename: 'a.bin', type: 'application/x-thing', size: bin.length });
-    expect(Buffer.from(r.files[0].data).equals(bin)).toBe(true);
+    expect(Buffer.from(await r.files[0].bytes()).equals(bin)).toBe(true);
+    expect(r.files[0].path).toBeNull();
   });
 
-  it('reads quoted boundaries, filename*, escaped quotes and Windows paths; defaults the type', () => {
+  it('reads quoted boundaries, filename*, escaped quotes and Windows paths; defaults the type', async () => {
     const b = body(
       '--a b\r\nContent-Disposition: form-data; name="f1"; filename="x.txt"; filename*=UTF-8\'\'%C3%A9t%C3%A9.txt\r\n\r\nA\r\n',
       '--a b\r\nContent-Disposition: form-data; name="f2"; filename="say \\"hi\\".txt"\r\n\r\nB\r\n',
@@ -46,7 +47,7 @@ describe('parseMultipart', () => {
       '--a b--\r\n',
     );
     const r = parseMultipart(b, 'multipart/form-data; boundary="a b"');
-    expect(r.files.map((f) => [f.filename, f.type, Buffer.from(f.data).toString()])).toEqual([
+    expect(await Promise.all(r.files.map(async (f) => [f.filename, f.type, Buffer.from(await f.bytes()).toString()]))).toEqual([
       ['été.txt', 'application/octet-stream', 'A'],
       ['say "hi".txt', 'application/octet-stream', 'B'],
       ['c.png', 'application/octet-stream', 'C'],
@@ -94,5 +95,34 @@ describe('parseMultipart', () => {
     expect(multipartBoundary('multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW')).toBe('----WebKitFormBoundary7MA4YWxkTrZu0gW');
     expect(multipartBoundary('multipart/form-data; charset=utf-8; boundary="q r"')).toBe('q r');
     expect(multipartBoundary('multipart/form-data')).toBeNull();
+  });
+});
+
+describe('MultipartParser (chunk by chunk)', () => {
+  it('gives the same fields and files whatever the chunk boundaries', async () => {
+    const bin = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7) % 256));
+    const b = Buffer.concat([
+      Buffer.from('preamble\r\n--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\nx\r\n--Xy\r\n'),
+      Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\n\r\n'),
+      bin,
+      Buffer.from('\r\n--XyZ--\r\nepilogue'),
+    ]);
+    const whole = parseMultipart(b, CT);
+    for (const size of [1, 2, 5, 7, 64, 1000]) {
+      const parser = new MultipartParser(CT, DEFAULT_MULTIPART_LIMITS, memorySink);
+      for (let i = 0; i < b.length; i += size) parser.push(Buffer.from(b.subarray(i, i + size)));
+      const r = parser.end();
+      expect(r.fields).toEqual(whole.fields);
+      expect(r.fields).toEqual([['a', 'x\r\n--Xy']]);
+      expect(r.files).toHaveLength(1);
+      expect(Buffer.from(await r.files[0].bytes()).equals(bin)).toBe(true);
+    }
+  });
+
+  it('refuses a file over its limit as soon as the bytes pass it', () => {
+    const parser = new MultipartParser(CT, { ...DEFAULT_MULTIPART_LIMITS, maxFileBytes: 100 }, memorySink);
+    parser.push(Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="f"; filename="a"\r\n\r\n'));
+    parser.push(Buffer.alloc(90));
+    expect(errorOf(() => parser.push(Buffer.alloc(90))).status).toBe(413);
   });
 });

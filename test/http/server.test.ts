@@ -41,7 +41,7 @@ function buildRouter(): Router {
     .update('/api/v1/accounts/update_credentials', echo)
     .delete('/api/v1/statuses/:id', echo)
     .get('/api/v1/instance', () => json({ uri: 'roost.example', title: 'Roost' }))
-    .post('/api/v1/media', (ctx) => {
+    .post('/api/v1/media', async (ctx) => {
       const file = ctx.files.file;
       if (!file || Array.isArray(file)) throw httpError(422, 'file missing');
       return json({
@@ -49,7 +49,7 @@ function buildRouter(): Router {
         type: file.type,
         size: file.size,
         field: file.field,
-        hex: Buffer.from(file.data).toString('hex'),
+        hex: Buffer.from(await file.bytes()).toString('hex'),
         description: ctx.body.description,
       });
     })

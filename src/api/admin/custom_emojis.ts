@@ -53,7 +53,7 @@ export function adminCustomEmojiRoutes(router: Router, services: Services): void
     if (!file) throw new RoostError(422, "Validation failed: Image can't be blank", { details: { image: [{ error: 'ERR_BLANK', description: "can't be blank" }] } });
     const id = await addCustomEmoji(services, {
       shortcode: paramString(ctx.input.shortcode) ?? '',
-      data: file.data,
+      data: file,
       category: categoryParam(ctx) ?? null,
       visibleInPicker: paramBool(ctx.input.visible_in_picker) ?? true,
     });

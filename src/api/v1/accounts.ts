@@ -82,7 +82,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
     const source = (input.source && typeof input.source === 'object' && !Array.isArray(input.source) ? input.source : {}) as Params;
     const file = (name: string) => {
       const f = ctx.files[name];
-      return Array.isArray(f) ? f[0]?.data : f?.data;
+      return Array.isArray(f) ? f[0] : f;
     };
     await updateProfile(services, viewer.account.id, viewer.user.id, {
       displayName: paramString(input.display_name),

@@ -19,7 +19,7 @@ export const WRITE_MEDIA = ['write', 'write:media'];
 export function uploadInput(ctx: RequestContext): MediaUpload {
   const f = ctx.files.file;
   const file = Array.isArray(f) ? f[0] : f;
-  return { file: file?.data, description: paramString(ctx.input.description), focus: paramString(ctx.input.focus) };
+  return { file, description: paramString(ctx.input.description), focus: paramString(ctx.input.focus) };
 }
 
 /** An upload route: a larger body, and only from a valid token with the scope (checked before the body is read). */
