@@ -90,7 +90,7 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
   let lock: DataDirLock | undefined;
   if (!config.databaseUrl && !opts.pglite) lock = lockDataDir(config.dataDir);
   try {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pglite: opts.pglite, log });
+    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pglite: opts.pglite, log, poolMax: config.databasePoolMax });
     if (opts.migrate !== false) {
       await db.migrate();
       await checkInstanceDomain(db.sql, config.domain, config.databaseUrl ? 'ROOST_DATABASE_URL' : config.dataDir);
