@@ -11,6 +11,7 @@ import type { RoostConfig, LogLevel } from '../config/index.ts';
 import { loadOrCreateSecrets } from '../config/secrets.ts';
 import type { Services } from './context.ts';
 import { openDatabase } from './db/orm.ts';
+import { startStallDetector } from './db/stall.ts';
 import { createIdGenerator } from './lib/snowflake.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, forgetInstanceLog, inInstanceLog, routeFedifyLogs } from './log.ts';
@@ -239,6 +240,16 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
   try {
+    if (config.databaseStallSeconds > 0) {
+      const detector = startStallDetector({
+        tracker: services.db.tracker,
+        log,
+        thresholdMs: config.databaseStallSeconds * 1000,
+        databaseUrl: config.databaseUrl,
+        pool: () => services.db.pool,
+      });
+      stops.push(async () => detector.stop());
+    }
     // Idle workers wake on NOTIFY: in-process on the embedded database, over one dedicated
     // LISTEN connection on a server.
     const listener = services.db.pglite

@@ -38,6 +38,8 @@ export interface Database {
   statements(source?: string): number;
   /** Statements pending and transactions open now (what the stall detector, src/db/stall.ts, reads). */
   tracker: StatementTracker;
+  /** The connection pool, on a PostgreSQL server. */
+  pool?: pg.Pool;
 }
 
 export interface OpenDatabaseOptions {
@@ -69,6 +71,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   let orm: MikroORM;
   let pglite: PGlite | undefined;
   let ownsPglite = false;
+  let pool: pg.Pool | undefined;
   if (opts.databaseUrl && !opts.pglite) {
     orm = await PgMikroORM.init({
       ...common,
@@ -79,7 +82,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       driverOptions: { options: '-c jit=off', application_name: 'roost' },
     });
     // The read side's hot statements (db/prepared.ts) go as named prepared statements.
-    namePreparedStatements(await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient());
+    pool = await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
+    namePreparedStatements(pool);
   } else {
     pglite = opts.pglite;
     if (!pglite) {
@@ -108,6 +112,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const db: Database = {
     statements: (source?: string) => (source === undefined ? counter.count : (counter.bySource.get(source) ?? 0)),
     tracker: counter,
+    pool,
     orm,
     kind,
     em: () => orm.em.fork(),
