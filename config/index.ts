@@ -38,6 +38,15 @@ export interface RoostConfig {
   databaseUrl: string | undefined;
   /** When Roost runs as root: the unprivileged user the embedded PostgreSQL runs as (default: postgres, else nobody). */
   embeddedDatabaseUser: string | undefined;
+  /** Connections in the pool on a PostgreSQL server. */
+  databasePoolMax: number;
+  /**
+   * A statement unanswered this many seconds is logged at error level with what is stuck (the
+   * pending statements, open transactions, and on a server the holders of locks); 0: off.
+   */
+  databaseStallSeconds: number;
+  /** SIGTERM/SIGINT drain at most this many seconds, then exit, logging what was abandoned. */
+  shutdownTimeoutSeconds: number;
   registrations: { mode: RegistrationsMode; message: string | null };
   instance: {
     title: string;
@@ -448,6 +457,9 @@ const SPECS: Record<string, KeySpec> = {
   dataDir: { env: 'ROOST_DATA_DIR', file: 'dataDir', parse: str({ nonEmpty: true }), default: () => './data' },
   databaseUrl: { env: 'ROOST_DATABASE_URL', file: 'databaseUrl', parse: pgUrl, default: () => undefined },
   embeddedDatabaseUser: { env: 'ROOST_EMBEDDED_DB_USER', file: 'embeddedDatabaseUser', parse: str({ nonEmpty: true }), default: () => undefined },
+  databasePoolMax: { env: 'ROOST_DATABASE_POOL_MAX', file: 'databasePoolMax', parse: integer(1, 1000), default: () => 10 },
+  databaseStallSeconds: { env: 'ROOST_DATABASE_STALL_SECONDS', file: 'databaseStallSeconds', parse: integer(0, 3600), default: () => 10 },
+  shutdownTimeoutSeconds: { env: 'ROOST_SHUTDOWN_TIMEOUT_SECONDS', file: 'shutdownTimeoutSeconds', parse: integer(1, 3600), default: () => 10 },
   'registrations.mode': {
     env: 'ROOST_REGISTRATIONS',
     file: 'registrations.mode',

@@ -12,7 +12,8 @@ import { sendControlCommand } from './control/socket.ts';
 import { runCommand, type CommandArgs } from './control/commands.ts';
 import { RoostError } from './lib/errors.ts';
 import { DataDirLockedError } from './control/lock.ts';
-import { ListenError } from './http/index.ts';
+import { handleShutdownSignals, ListenError } from './http/index.ts';
+import { stuckWork } from './db/stall.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | string[] | undefined>;
@@ -74,16 +75,13 @@ const COMMANDS: Record<string, CliCommand> = {
       if (unknown.length > 0 || roles.length === 0) throw new UsageError(`roost start: --role takes web, worker, streaming or all (got ${JSON.stringify(values.role)})`, 'start');
       // startRoost binds the port before it writes anything into the data directory.
       const roost = await startRoost(loadConfig(), { roles: roles as Role[] });
-      let stopping = false;
-      const stop = async (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        roost.services.log.info({ signal }, 'shutting down');
-        await roost.close();
-        process.exit(0);
-      };
-      process.on('SIGTERM', () => void stop('SIGTERM'));
-      process.on('SIGINT', () => void stop('SIGINT'));
+      // A bounded drain: after shutdownTimeoutSeconds the process exits even when work is stuck,
+      // logging what it abandoned (statements pending, transactions open).
+      handleShutdownSignals(() => roost.close(), {
+        log: roost.services.log,
+        forceAfterMs: roost.config.shutdownTimeoutSeconds * 1000,
+        abandoned: () => stuckWork(roost.services.db.tracker),
+      });
     },
   },
   migrate: {

@@ -11,6 +11,7 @@ import type { RoostConfig, LogLevel } from '../config/index.ts';
 import { loadOrCreateSecrets } from '../config/secrets.ts';
 import type { Services } from './context.ts';
 import { openDatabase } from './db/orm.ts';
+import { startStallDetector } from './db/stall.ts';
 import { createIdGenerator } from './lib/snowflake.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, forgetInstanceLog, inInstanceLog, routeFedifyLogs } from './log.ts';
@@ -104,7 +105,7 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
         (opts.onDatabaseExit ?? (() => process.exit(1)))(how);
       });
     }
-    const db = await openDatabase({ databaseUrl: config.databaseUrl ?? embedded!.url, log });
+    const db = await openDatabase({ databaseUrl: config.databaseUrl ?? embedded!.url, log, poolMax: config.databasePoolMax });
     if (opts.migrate !== false) {
       await db.migrate();
       if (embedded) await upgradeFromPglite(config.dataDir, embedded.url, log);
@@ -277,6 +278,16 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   const scoped = <T>(fn: () => T): T => inInstanceLog(log, fn);
   const stops: (() => Promise<void>)[] = [() => http.close({ drainMs: 5000 })];
   try {
+    if (config.databaseStallSeconds > 0) {
+      const detector = startStallDetector({
+        tracker: services.db.tracker,
+        log,
+        thresholdMs: config.databaseStallSeconds * 1000,
+        databaseUrl: opened.databaseUrl,
+        pool: () => services.db.pool,
+      });
+      stops.push(async () => detector.stop());
+    }
     // Idle workers wake on NOTIFY, over one dedicated LISTEN connection.
     const listener = pgNotifyListener(opened.databaseUrl, { log: log.child({ module: 'jobs' }) });
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());

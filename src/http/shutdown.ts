@@ -8,6 +8,8 @@ export interface ShutdownOptions {
   signals?: NodeJS.Signals[];
   /** Exit with code 1 if shutdown has not finished after this long (default 30 s). */
   forceAfterMs?: number;
+  /** What is still running when the drain is abandoned (logged with the error). */
+  abandoned?: () => unknown;
   /** Called with the exit code when shutdown is over (default process.exit). */
   exit?: (code: number) => void;
 }
@@ -31,7 +33,13 @@ export function handleShutdownSignals(shutdown: (signal: NodeJS.Signals) => Prom
     started = true;
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
-      log.error({ forceAfterMs: opts.forceAfterMs ?? 30_000 }, 'shutdown took too long: exiting');
+      let abandoned: unknown;
+      try {
+        abandoned = opts.abandoned?.();
+      } catch (err) {
+        abandoned = String(err);
+      }
+      log.error({ forceAfterMs: opts.forceAfterMs ?? 30_000, abandoned }, 'shutdown took too long: exiting, abandoning what is still running');
       exit(1);
     }, opts.forceAfterMs ?? 30_000);
     force.unref();

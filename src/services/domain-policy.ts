@@ -17,6 +17,7 @@
  * a lab's controllable clock standing still must not pin a stale policy.
  */
 import type { Database } from '../db/orm.ts';
+import { openTransaction, type Sql } from '../db/sql.ts';
 import type { FederationMode } from '../../config/index.ts';
 import { domainVariants, ruleFor, type DomainSeverity } from '../lib/domains.ts';
 
@@ -104,14 +105,14 @@ export interface DomainPolicy {
 }
 
 export function createDomainPolicy(db: Pick<Database, 'sql'>, opts: { mode: FederationMode; localDomain: string }): DomainPolicy {
-  let current: { at: number; snapshot: Promise<DomainPolicySnapshot> } | null = null;
+  let current: { at: number; snapshot: Promise<DomainPolicySnapshot>; settled: boolean } | null = null;
   let generation = 0;
-  const load = async (): Promise<DomainPolicySnapshot> => {
+  const load = async (sql: Sql): Promise<DomainPolicySnapshot> => {
     const [blocks, allows] = await Promise.all([
-      db.sql.query<{ id: string; domain: string; severity: DomainSeverity; reject_media: boolean; reject_reports: boolean }>(
+      sql.query<{ id: string; domain: string; severity: DomainSeverity; reject_media: boolean; reject_reports: boolean }>(
         `select id::text as id, domain, severity, reject_media, reject_reports from instance_domain_blocks`,
       ),
-      db.sql.query<{ domain: string }>(`select domain from instance_domain_allows`),
+      sql.query<{ domain: string }>(`select domain from instance_domain_allows`),
     ]);
     return new DomainPolicySnapshot({
       blocks: blocks.map((b) => ({ id: b.id, domain: b.domain, severity: b.severity, rejectMedia: b.reject_media, rejectReports: b.reject_reports })),
@@ -123,14 +124,23 @@ export function createDomainPolicy(db: Pick<Database, 'sql'>, opts: { mode: Fede
   const policy: DomainPolicy = {
     snapshot() {
       const now = Date.now();
-      if (current && now - current.at < POLICY_TTL_MS && now >= current.at) return current.snapshot;
+      const fresh = current !== null && now - current.at < POLICY_TTL_MS && now >= current.at;
+      // Inside a transaction, never wait for the shared read: it may be waiting for the very
+      // connection this transaction holds (the embedded database has one session), and the
+      // transaction for it. Read the two small tables through the transaction instead.
+      const tx = openTransaction();
+      if (tx) return fresh && current!.settled ? current!.snapshot : load(tx);
+      if (fresh) return current!.snapshot;
       const mine = generation;
-      const snapshot = load();
-      const entry = { at: now, snapshot };
+      const snapshot = load(db.sql);
+      const entry = { at: now, snapshot, settled: false };
       current = entry;
-      snapshot.catch(() => {
-        if (current === entry && generation === mine) current = null;
-      });
+      snapshot.then(
+        () => void (entry.settled = true),
+        () => {
+          if (current === entry && generation === mine) current = null;
+        },
+      );
       return snapshot;
     },
     invalidate() {
