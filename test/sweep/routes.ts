@@ -287,6 +287,7 @@ export const ROUTES: RouteSpec[] = [
   // Direct-message conversations (DELETE last: it removes the fixture's conversation)
   { method: 'GET', path: '/api/v1/conversations', auth: 'user', scopes: READ_STATUSES, params: PAGE },
   { method: 'POST', path: '/api/v1/conversations/:id/read', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
+  { method: 'POST', path: '/api/v1/conversations/:id/unread', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
   { method: 'DELETE', path: '/api/v1/conversations/:id', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
   { method: 'POST', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
