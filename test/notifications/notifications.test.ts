@@ -354,7 +354,7 @@ describe('grouped notifications (v2)', () => {
       group_key: v1[0].group_key,
       notifications_count: 3,
       type: 'favourite',
-      most_recent_notification_id: v1[0].id,
+      most_recent_notification_id: Number(v1[0].id),
       page_min_id: v1[2].id,
       page_max_id: v1[0].id,
       latest_page_notification_at: v1[0].created_at,
@@ -362,9 +362,12 @@ describe('grouped notifications (v2)', () => {
       status_id: s,
     });
     expect(men).toEqual({
-      group_key: `ungrouped-${v1[3].id}`, notifications_count: 1, type: 'mention', most_recent_notification_id: v1[3].id,
+      group_key: `ungrouped-${v1[3].id}`, notifications_count: 1, type: 'mention', most_recent_notification_id: Number(v1[3].id),
       page_min_id: v1[3].id, page_max_id: v1[3].id, latest_page_notification_at: v1[3].created_at, sample_account_ids: [dave.account.id], status_id: mention,
     });
+    // A JSON integer with the exact digits (the parsed body above rounds it, as any JavaScript client would).
+    const raw = await (await fetch(roost.at('/api/v2/notifications'), { headers: { authorization: `Bearer ${alice.token}` } })).text();
+    expect(raw).toContain(`"type":"favourite","most_recent_notification_id":${v1[0].id},"page_min_id":"${v1[2].id}"`);
     expect(res.body.accounts.map((a: any) => a.id).sort()).toEqual([bob.account.id, carol.account.id, dave.account.id].sort());
     expect(res.body.statuses.map((x: any) => x.id)).toEqual([s, mention]);
     // grouped_types[] without favourite: each stands alone.
@@ -395,7 +398,7 @@ describe('grouped notifications (v2)', () => {
     // One group, its accounts, dismissing it.
     const one = await alice.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}`);
     expect(one.body.notification_groups).toEqual([
-      { group_key: fav.group_key, notifications_count: 3, type: 'favourite', most_recent_notification_id: v1[0].id, sample_account_ids: fav.sample_account_ids, status_id: s },
+      { group_key: fav.group_key, notifications_count: 3, type: 'favourite', most_recent_notification_id: Number(v1[0].id), sample_account_ids: fav.sample_account_ids, status_id: s },
     ]);
     expect((await alice.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}/accounts`)).body.map((a: any) => a.id)).toEqual(fav.sample_account_ids);
     expect((await bob.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}`)).status).toBe(404);
