@@ -18,6 +18,8 @@
  *   follow.requested  follow_request (a local, locked target)
  *   follow.accepted   follow when accepted at once (`via: automatic`); an approved or cancelled
  *                     request's follow_request notification goes
+ *   follow.undone / follow.removed / follow.blocked  the follow's follow (or follow_request)
+ *                     notification goes with it (unfollow, remove_from_followers, a block)
  *   poll.closed       poll (local voters and the local author; local and remote polls)
  *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
  *   report.created    admin.report (local users whose role may manage reports)
@@ -298,6 +300,10 @@ function withdrawnOf(record: OutboxRecord): string[] {
     case 'follow.cancelled':
       return [`follow_request:${record.actorId}`];
     case 'follow.undone':
+    case 'follow.removed':
+    case 'follow.blocked':
+      // Unfollowed, removed from the followers (remove_from_followers, a domain block) or ended by
+      // a block either way: the follow goes, and its notification with it, as Mastodon's.
       return [`follow:${record.actorId}`, `follow_request:${record.actorId}`];
     default:
       return [];

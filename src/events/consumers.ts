@@ -56,7 +56,7 @@ export const CONSUMERS = {
   notifications: declare({
     handles: [
       'status.created', 'status.reblogged', 'status.favourited', 'status.updated', 'status.unreblogged', 'status.unfavourited',
-      'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone',
+      'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone', 'follow.removed', 'follow.blocked',
       'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed',
     ],
   }),

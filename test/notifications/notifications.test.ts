@@ -99,6 +99,26 @@ describe('each type, once, with the exact entity', () => {
     expect(statuses.map((n) => [n.status.id, n.account.id, n.group_key])).toEqual([[id, alice.account.id, `ungrouped-${statuses[0].id}`]]);
   });
 
+  it("the follow notification goes with the follow: remove_from_followers, a block by either side (list and unread_count)", async () => {
+    for (const u of [bob, carol, dave]) expect((await u.api(`/api/v1/accounts/${alice.account.id}/unfollow`, { method: 'POST' })).status).toBe(200);
+    await clear(alice, bob, carol, dave);
+    const unread = async (u: TestUser) => (await u.api('/api/v1/notifications/unread_count')).body.count as number;
+    for (const u of [bob, carol, dave]) expect((await u.api(`/api/v1/accounts/${alice.account.id}/follow`, { method: 'POST' })).status).toBe(200);
+    expect((await ofType(alice, 'follow')).map((n) => n.account.id).sort()).toEqual([bob.account.id, carol.account.id, dave.account.id].sort());
+    expect(await unread(alice)).toBe(3);
+    // alice removes bob from her followers; alice blocks carol; dave blocks alice.
+    expect((await alice.api(`/api/v1/accounts/${bob.account.id}/remove_from_followers`, { method: 'POST' })).status).toBe(200);
+    expect((await alice.api(`/api/v1/accounts/${carol.account.id}/block`, { method: 'POST' })).status).toBe(200);
+    expect((await dave.api(`/api/v1/accounts/${alice.account.id}/block`, { method: 'POST' })).status).toBe(200);
+    expect(await list(alice)).toEqual([]);
+    expect(await unread(alice)).toBe(0);
+    expect((await alice.api('/api/v2/notifications')).body.notification_groups).toEqual([]);
+    const [{ n }] = await roost.services.db.sql.query<{ n: number }>(`select count(*)::int as n from notifications where account_id = $1 and type = 'follow'`, [alice.account.id]);
+    expect(n).toBe(0);
+    await alice.api(`/api/v1/accounts/${carol.account.id}/unblock`, { method: 'POST' });
+    await dave.api(`/api/v1/accounts/${alice.account.id}/unblock`, { method: 'POST' });
+  });
+
   it('reblog and favourite: to the author, with the original status', async () => {
     await clear(alice, bob);
     const id = await post(alice, 'boost me');
