@@ -49,7 +49,7 @@ export const CONSUMERS = {
   }),
   /** The streaming event log (effects/streaming.ts): reads the feeds' and conversations' rows. */
   streaming: declare({
-    handles: ['status.created', 'status.reblogged', 'status.updated', 'status.deleted', 'filters.changed'],
+    handles: ['status.created', 'status.reblogged', 'status.updated', 'status.deleted', 'filters.changed', 'notifications.merged'],
     after: ['home-feeds', 'conversations'],
   }),
   /** Notification rows, then streaming and Web Push (effects/notifications.ts). */

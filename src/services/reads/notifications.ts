@@ -1,7 +1,8 @@
 /**
  * A local account's notifications (GET /api/v1/notifications, /api/v2/notifications): pages of
  * rows, newest first, by id cursor; groups of them (Mastodon's NotificationGroup); the unread count
- * after the `notifications` marker. A notification shows while the account that caused it is not
+ * after the `notifications` marker. A notification shows while the recipient's policy does not hold
+ * it back (`filtered`: reads/notification-requests.ts), while the account that caused it is not
  * suspended and its status (if it has one) is still there and visible to the recipient.
  * Written by effects/notifications.ts. One statement per call.
  */
@@ -49,8 +50,8 @@ const rowOf = (r: SqlRow): NotificationRow => ({
   createdAt: new Date(r.created_at),
 });
 
-/** SQL: the notification `n` shows to its recipient `$1`. */
-const shownSql = `n.account_id = $1
+/** SQL: the notification `n` shows to its recipient `$1` (not while its policy holds it as a request). */
+const shownSql = `n.account_id = $1 and not n.filtered
   and exists (select 1 from accounts fa where fa.id = n.from_account_id and fa.suspended_at is null)
   and (n.status_id is null or exists (select 1 from statuses s where s.id = n.status_id and ${visibleSql('s', '$1::bigint')}))`;
 
