@@ -131,6 +131,12 @@ describe('requests', () => {
     }
     expect((await requests(bob)).body).toEqual([]);
     expect((await alice.api('/api/v1/notifications/requests/merged')).body).toEqual({ merged: true });
+    // Held ones are listed when asked for, or when the list is of their sender's (a request's screen), and readable by id.
+    const ofBob = (await alice.api(`/api/v1/notifications?account_id=${bob.account.id}`)).body as any[];
+    expect(ofBob.map((n) => [n.type, n.status.id])).toEqual([['mention', mention2], ['favourite', expect.any(String)], ['mention', mention1]]);
+    const included = (await alice.api('/api/v1/notifications?include_filtered=true')).body as any[];
+    expect(included.map((n) => n.account.acct)).toEqual(['carol', 'bob', 'bob', 'bob']);
+    expect((await alice.api(`/api/v1/notifications/${ofBob[0].id}`)).body).toEqual(ofBob[0]);
   });
 
   it('accept releases them into the list, streams notifications_merged, and accepts the account from then on', async () => {

@@ -390,10 +390,10 @@ export const ROUTES: RouteSpec[] = [
   { method: 'DELETE', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'] },
 
   // Notifications (v1, v2 grouped) and reports; the dismissals and clear last: they remove the fixture's notifications
-  { method: 'GET', path: '/api/v1/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id' } },
+  { method: 'GET', path: '/api/v1/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', include_filtered: 'bool' } },
   { method: 'GET', path: '/api/v1/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id' } },
   { method: 'GET', path: '/api/v1/notifications/:id', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { id: 'notification' } },
-  { method: 'GET', path: '/api/v2/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings', expand_accounts: 'string' } },
+  { method: 'GET', path: '/api/v2/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings', expand_accounts: 'string', include_filtered: 'bool' } },
   { method: 'GET', path: '/api/v2/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings' } },
   { method: 'GET', path: '/api/v2/notifications/:group_key', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { group_key: 'notification_group' } },
   { method: 'GET', path: '/api/v2/notifications/:group_key/accounts', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { group_key: 'notification_group' } },
