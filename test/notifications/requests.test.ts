@@ -9,6 +9,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { capturedStatements, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
+import { notificationsConsumer } from '../../src/effects/notifications.ts';
+import type { ConsumerRecord } from '../../src/effects/registry.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -226,9 +228,13 @@ describe('a page of requests', () => {
     const senders: TestUser[] = [];
     for (let i = 0; i < 6; i++) senders.push(await createTestUser(roost, `sender${i}`));
     await post(senders[0]!, '@erin one');
+    await settled(roost);
     await post(senders[1]!, '@erin two');
     const small = await capturedStatements(roost, () => erin.api('/api/v1/notifications/requests'));
-    for (let i = 2; i < 6; i++) await post(senders[i]!, `@erin number ${i}`);
+    for (let i = 2; i < 6; i++) {
+      await settled(roost); // requests are numbered as their events are handled
+      await post(senders[i]!, `@erin number ${i}`);
+    }
     await settled(roost);
     const all = (await requests(erin)).body as any[];
     expect(all.map((r) => r.account.acct)).toEqual(['sender5', 'sender4', 'sender3', 'sender2', 'sender1', 'sender0']);
@@ -243,5 +249,48 @@ describe('a page of requests', () => {
     expect((await requests(erin, `?limit=2&max_id=${all[1].id}`)).body.map((r: any) => r.account.acct)).toEqual(['sender3', 'sender2']);
     expect((await requests(erin, `?limit=2&min_id=${all[2].id}`)).body.map((r: any) => r.account.acct)).toEqual(['sender5', 'sender4']);
     expect((await erin.api('/api/v2/notifications/policy')).body.summary).toEqual({ pending_requests_count: 6, pending_notifications_count: 6 });
+  });
+});
+
+describe('the notifications consumer', () => {
+  it('applies the policies of all the recipients in a fixed number of statements (1 and 5 recipients alike)', async () => {
+    const recipients: TestUser[] = [];
+    for (let i = 0; i < 5; i++) recipients.push(await createTestUser(roost, `many${i}`));
+    // One accepts, one filters, one drops everyone not followed, one accepted the sender; one default.
+    await recipients[1]!.api('/api/v2/notifications/policy', { method: 'PATCH', body: { for_not_following: 'filter' } });
+    await recipients[2]!.api('/api/v2/notifications/policy', { method: 'PATCH', body: { for_not_following: 'drop' } });
+    await recipients[3]!.api('/api/v2/notifications/policy', { method: 'PATCH', body: { for_new_accounts: 'filter' } });
+    const sender = await createTestUser(roost, 'loud');
+    const one = await post(sender, '@many0 hi');
+    const five = await post(sender, '@many0 @many1 @many2 @many3 @many4 hi all');
+    await settled(roost);
+    const record = async (statusId: string): Promise<ConsumerRecord<'notifications'>> => {
+      const [r] = await roost.services.db.sql.query<{ id: string; actor_kind: string; actor_id: string; actor_version: number | null; origin: string; payload: any }>(
+        `select id::text, actor_kind, actor_id::text, actor_version, origin, payload from outbox_events where payload->>'type' = 'status.created' and payload->>'statusId' = $1`,
+        [statusId],
+      );
+      return { id: r!.id, actorKind: r!.actor_kind, actorId: r!.actor_id, actorVersion: r!.actor_version, origin: r!.origin as never, event: r!.payload };
+    };
+    // What the running server decided: many1 and many3 hold it, many2 has nothing.
+    const held = await roost.services.db.sql.query<{ username: string; filtered: boolean }>(
+      `select a.username, n.filtered from notifications n join accounts a on a.id = n.account_id where n.status_id = $1 order by a.username`, [five]);
+    expect(held.map((r) => [r.username, r.filtered])).toEqual([['many0', false], ['many1', true], ['many3', true], ['many4', false]]);
+    // Replayed with the rows gone: the same statements for 1 and 5 recipients, the policies read
+    // inside the insert (rendering for the sinks, per recipient, is left out: no sink here).
+    const consume = notificationsConsumer(roost.services);
+    const replay = async (statusId: string) => {
+      await roost.services.db.sql.query(`delete from notifications where status_id = $1`, [statusId]);
+      const rec = await record(statusId);
+      return capturedStatements(roost, () => consume(rec));
+    };
+    const small = await replay(one);
+    const big = await replay(five);
+    expect(big).toEqual(small);
+    expect(big.filter((s) => /notification_policies|notification_permissions/.test(s))).toEqual([]);
+    expect(big.length).toBeLessThanOrEqual(3);
+    // And it wrote what the server wrote.
+    const again = await roost.services.db.sql.query<{ username: string; filtered: boolean }>(
+      `select a.username, n.filtered from notifications n join accounts a on a.id = n.account_id where n.status_id = $1 order by a.username`, [five]);
+    expect(again).toEqual(held);
   });
 });
