@@ -221,6 +221,30 @@ describe('requests', () => {
   });
 });
 
+describe('the other conditions', () => {
+  it('for_not_followers: a follower of less than 3 days is not yet one (Mastodon); for_limited_accounts: a silenced account not followed is held by default', async () => {
+    const frank = await createTestUser(roost, 'frank');
+    const gina = await createTestUser(roost, 'gina');
+    const hal = await createTestUser(roost, 'hal');
+    await frank.api('/api/v2/notifications/policy', { method: 'PATCH', body: { for_not_followers: 'filter' } });
+    expect((await gina.api(`/api/v1/accounts/${frank.account.id}/follow`, { method: 'POST' })).status).toBe(200);
+    await settled(roost);
+    const early = await post(gina, '@frank new follower here');
+    expect((await requests(frank)).body.map((r: any) => [r.account.acct, r.last_status.id])).toEqual([['gina', early]]);
+    await roost.services.db.sql.query(`update follows set created_at = created_at - interval '4 days' where account_id = $1`, [gina.account.id]);
+    const later = await post(gina, '@frank an old follower now');
+    expect((await list(frank)).filter((n) => n[0] === 'mention')).toEqual([['mention', 'gina', later]]);
+    // hal is silenced by a moderator: held for frank (default filter), not for one who follows him.
+    await roost.services.db.sql.query(`update accounts set silenced_at = now() where id = $1`, [hal.account.id]);
+    expect((await gina.api(`/api/v1/accounts/${hal.account.id}/follow`, { method: 'POST' })).status).toBe(200);
+    await settled(roost);
+    const limited = await post(hal, '@frank @gina limited voice');
+    expect((await requests(frank)).body.map((r: any) => r.account.acct).sort()).toEqual(['gina', 'hal']);
+    expect((await list(frank)).some((n) => n[2] === limited)).toBe(false);
+    expect((await list(gina)).filter((n) => n[0] === 'mention')).toEqual([['mention', 'hal', limited]]);
+  });
+});
+
 describe('a page of requests', () => {
   it('pages newest first with Link headers, and costs a fixed number of statements', async () => {
     const erin = await createTestUser(roost, 'erin');
