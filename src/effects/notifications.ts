@@ -29,6 +29,11 @@
  * A recipient who blocks the causing account, mutes it with its notifications, or blocks its
  * domain gets nothing (not for the admin types, as Mastodon). Only local, unsuspended recipients.
  *
+ * The recipient's notification policy (Mastodon 4.3, POLICY_DECISION_SQL) is read in the same
+ * insert, for every recipient at once: `drop` writes nothing, `filter` writes the row `filtered`
+ * and opens or refreshes the sender's `notification_requests` row; a filtered row reaches no sink
+ * (services/notification-requests.ts releases it on accept).
+ *
  * Idempotent: each row carries a `source_key` (the favourite, the reblog, the follow, the status,
  * the edit's outbox event …) unique per recipient, so a job that runs twice inserts nothing twice,
  * and only the rows actually inserted reach the sinks. A row is marked `surfaced_at` once the sinks
