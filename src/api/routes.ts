@@ -30,6 +30,7 @@ import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
 import { conversationRoutes } from './v1/conversations.ts';
 import { notificationRoutes } from './v1/notifications.ts';
 import { notificationV2Routes } from './v2/notifications.ts';
+import { notificationRequestRoutes } from './v1/notification_requests.ts';
 import { reportRoutes } from './v1/reports.ts';
 import { streamingRoutes } from '../streaming/routes.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -66,6 +67,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   scheduledStatusRoutes(router, services);
   timelineRoutes(router, services);
   conversationRoutes(router, services);
+  notificationRequestRoutes(router, services);
   notificationRoutes(router, services);
   notificationV2Routes(router, services);
   reportRoutes(router, services);

@@ -18,6 +18,8 @@
  *   follow.requested  follow_request (a local, locked target)
  *   follow.accepted   follow when accepted at once (`via: automatic`); an approved or cancelled
  *                     request's follow_request notification goes
+ *   follow.undone / follow.removed / follow.blocked  the follow's follow (or follow_request)
+ *                     notification goes with it (unfollow, remove_from_followers, a block)
  *   poll.closed       poll (local voters and the local author; local and remote polls)
  *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
  *   report.created    admin.report (local users whose role may manage reports)
@@ -26,6 +28,11 @@
  *
  * A recipient who blocks the causing account, mutes it with its notifications, or blocks its
  * domain gets nothing (not for the admin types, as Mastodon). Only local, unsuspended recipients.
+ *
+ * The recipient's notification policy (Mastodon 4.3, POLICY_DECISION_SQL) is read in the same
+ * insert, for every recipient at once: `drop` writes nothing, `filter` writes the row `filtered`
+ * and opens or refreshes the sender's `notification_requests` row; a filtered row reaches no sink
+ * (services/notification-requests.ts releases it on accept).
  *
  * Idempotent: each row carries a `source_key` (the favourite, the reblog, the follow, the status,
  * the edit's outbox event …) unique per recipient, so a job that runs twice inserts nothing twice,
@@ -64,6 +71,42 @@ export interface NotificationCandidate {
   filtered?: boolean;
 }
 
+/** The types the policy may hold back (Mastodon 4.3's `filterable` notification types). */
+export const FILTERABLE_TYPES = ['mention', 'reblog', 'follow', 'follow_request', 'favourite'] as const;
+
+/**
+ * SQL: what the recipient's notification policy does with candidate `i` from sender `s` (policy
+ * row `np`, Mastodon's defaults when none; `$11` now): 'drop' (not written), 'filter' (held as a
+ * request) or 'accept'. As Mastodon's NotifyService: only filterable types from another account
+ * whose request the recipient never accepted; the conditions are the sender not followed, not a
+ * follower for 3 days, created in the last 30 days, a direct mention that answers nothing of the
+ * recipient's from an account not followed, a limited (silenced) account not followed. Any
+ * condition that holds with `drop` drops; else any with `filter` filters.
+ */
+const POLICY_DECISION_SQL = `(select case
+      when not c.subject then 'accept'
+      when (c.not_following and coalesce(np.for_not_following, 'accept') = 'drop')
+        or (c.not_follower and coalesce(np.for_not_followers, 'accept') = 'drop')
+        or (c.new_account and coalesce(np.for_new_accounts, 'accept') = 'drop')
+        or (c.private_mention and c.not_following and coalesce(np.for_private_mentions, 'filter') = 'drop')
+        or (c.limited and c.not_following and coalesce(np.for_limited_accounts, 'filter') = 'drop') then 'drop'
+      when (c.not_following and coalesce(np.for_not_following, 'accept') = 'filter')
+        or (c.not_follower and coalesce(np.for_not_followers, 'accept') = 'filter')
+        or (c.new_account and coalesce(np.for_new_accounts, 'accept') = 'filter')
+        or (c.private_mention and c.not_following and coalesce(np.for_private_mentions, 'filter') = 'filter')
+        or (c.limited and c.not_following and coalesce(np.for_limited_accounts, 'filter') = 'filter') then 'filter'
+      else 'accept' end
+    from (select
+      i.filtered and i.type in (${FILTERABLE_TYPES.map((t) => `'${t}'`).join(', ')}) and i.from_account_id <> i.account_id
+        and not exists (select 1 from notification_permissions pm where pm.account_id = i.account_id and pm.from_account_id = i.from_account_id) as subject,
+      not exists (select 1 from follows f where f.account_id = i.account_id and f.target_account_id = i.from_account_id and f.state = 'accepted') as not_following,
+      not exists (select 1 from follows f where f.account_id = i.from_account_id and f.target_account_id = i.account_id and f.state = 'accepted'
+                    and f.created_at <= $11::timestamptz - interval '3 days') as not_follower,
+      s.created_at > $11::timestamptz - interval '30 days' as new_account,
+      i.type = 'mention' and exists (select 1 from statuses st where st.id = i.status_id and st.visibility = 'direct'
+                                       and st.in_reply_to_account_id is distinct from i.account_id) as private_mention,
+      s.silenced_at is not null as limited) c)`;
+
 /** A group spans at most this many hour buckets from its first (Mastodon's MAXIMUM_GROUP_SPAN_HOURS). */
 export const MAXIMUM_GROUP_SPAN_HOURS = 12;
 
@@ -76,21 +119,23 @@ export async function insertNotifications(
   services: Services,
   candidates: readonly NotificationCandidate[],
   options: { resurface?: boolean } = {},
-): Promise<{ id: string; accountId: string }[]> {
+): Promise<{ id: string; accountId: string; filtered: boolean }[]> {
   if (candidates.length === 0) return [];
   const now = services.clock.now();
   const bucket = Math.floor(now.getTime() / 3_600_000);
   const col = <T>(f: (c: NotificationCandidate) => T) => candidates.map(f);
-  const rows = await services.db.sql.query<{ id: string; account_id: string }>(
+  const rows = await services.db.sql.query<{ id: string; account_id: string; filtered: boolean }>(
     `with input as (
-       select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::boolean[], $13::bigint[])
-         as t(id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_prefix, filtered, severance_event_id)
+       select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::boolean[], $13::bigint[], $14::bigint[])
+         as t(id, account_id, from_account_id, type, status_id, report_id, poll_id, source_key, group_prefix, filtered, severance_event_id, request_id)
      ), kept as (
-       select i.* from input i join accounts r on r.id = i.account_id
+       select i.*, ${POLICY_DECISION_SQL} as decision
+         from input i join accounts r on r.id = i.account_id join accounts s on s.id = i.from_account_id
+         left join notification_policies np on np.account_id = i.account_id
         where r.domain is null and r.suspended_at is null
           and (not i.filtered or not ${hiddenFromSql('i.account_id', 'i.from_account_id', '$11', { notifications: true })})
      ), ins as (
-     insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, relationship_severance_event_id, source_key, group_key, group_prefix, created_at)
+     insert into notifications (id, account_id, from_account_id, type, status_id, report_id, poll_id, relationship_severance_event_id, source_key, group_key, group_prefix, created_at, filtered)
      select k.id, k.account_id, k.from_account_id, k.type, k.status_id, k.report_id, k.poll_id, k.severance_event_id, k.source_key,
             case when k.group_prefix is null then 'ungrouped-' || k.id::text
                  else k.group_prefix || '-' || coalesce((
@@ -98,16 +143,25 @@ export async function insertNotifications(
                      select (regexp_match(n.group_key, '-(\\d+)$'))[1]::bigint as b from notifications n
                       where n.account_id = k.account_id and n.group_prefix = k.group_prefix order by n.id desc limit 1) p
                     where p.b > $12::bigint - ${MAXIMUM_GROUP_SPAN_HOURS}), $12::bigint)::text end,
-            k.group_prefix, $11
-       from kept k
+            k.group_prefix, $11, k.decision = 'filter'
+       from kept k where k.decision <> 'drop'
      on conflict (account_id, source_key) do nothing
-     returning id, account_id
+     returning id, account_id, from_account_id, type, status_id, filtered
+     ), req as (
+       -- A filtered notification opens (or refreshes) the request of its sender.
+       insert into notification_requests (id, account_id, from_account_id, last_status_id, created_at, updated_at)
+       select distinct on (ins.account_id, ins.from_account_id) k.request_id, ins.account_id, ins.from_account_id,
+              case when ins.type = 'mention' then ins.status_id end, $11, $11
+         from ins join kept k on k.id = ins.id where ins.filtered
+        order by ins.account_id, ins.from_account_id, ins.id desc
+       on conflict (account_id, from_account_id) do update
+          set last_status_id = coalesce(excluded.last_status_id, notification_requests.last_status_id), updated_at = excluded.updated_at
      )
-     select id::text, account_id::text from ins${
+     select id::text, account_id::text, filtered from ins${
        options.resurface
          ? `
      union all
-     select n.id::text, n.account_id::text from notifications n join input i on n.account_id = i.account_id and n.source_key = i.source_key
+     select n.id::text, n.account_id::text, n.filtered from notifications n join input i on n.account_id = i.account_id and n.source_key = i.source_key
       where n.surfaced_at is null`
          : ''
      }`,
@@ -125,9 +179,10 @@ export async function insertNotifications(
       now,
       bucket,
       col((c) => c.severanceEventId ?? null),
+      col(() => services.ids.next()),
     ],
   );
-  return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id, filtered: r.filtered }));
 }
 
 /** Local accounts whose role has `permission` (or is administrator), as candidate recipients. */
@@ -298,6 +353,10 @@ function withdrawnOf(record: OutboxRecord): string[] {
     case 'follow.cancelled':
       return [`follow_request:${record.actorId}`];
     case 'follow.undone':
+    case 'follow.removed':
+    case 'follow.blocked':
+      // Unfollowed, removed from the followers (remove_from_followers, a domain block) or ended by
+      // a block either way: the follow goes, and its notification with it, as Mastodon's.
       return [`follow:${record.actorId}`, `follow_request:${record.actorId}`];
     default:
       return [];
@@ -326,8 +385,9 @@ export function notificationsConsumer(services: Services, sinks: NotificationSin
     if (inserted.length === 0) return;
     log.debug({ event: record.event.type, count: inserted.length }, 'notifications written');
     if (sinks.length === 0) return;
+    // Held back by the recipient's policy: no streaming, no push (released by accepting the request).
     const byRecipient = new Map<string, string[]>();
-    for (const r of inserted) byRecipient.set(r.accountId, [...(byRecipient.get(r.accountId) ?? []), r.id]);
+    for (const r of inserted) if (!r.filtered) byRecipient.set(r.accountId, [...(byRecipient.get(r.accountId) ?? []), r.id]);
     const items: { accountId: string; notification: MastodonNotification }[] = [];
     for (const [accountId, ids] of byRecipient) {
       for (const notification of await renderNotifications(services, accountId, ids)) items.push({ accountId, notification });

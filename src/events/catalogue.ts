@@ -49,6 +49,8 @@ export type RecordedFact =
   /** A remote server asked again for a follow already accepted: the Accept goes again. */
   | { type: 'follow.request_repeated'; followerId: string; targetId: string }
   | { type: 'filters.changed'; accountId: string }
+  /** Notification requests accepted: their held notifications joined the account's list. */
+  | { type: 'notifications.merged'; accountId: string }
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
@@ -125,6 +127,7 @@ const TYPES: Record<EventType, true> = {
   'block.created': true,
   'block.removed': true,
   'filters.changed': true,
+  'notifications.merged': true,
   'user.signed_up': true,
   'report.created': true,
   'relationships.severed': true,

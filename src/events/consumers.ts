@@ -49,14 +49,14 @@ export const CONSUMERS = {
   }),
   /** The streaming event log (effects/streaming.ts): reads the feeds' and conversations' rows. */
   streaming: declare({
-    handles: ['status.created', 'status.reblogged', 'status.updated', 'status.deleted', 'filters.changed'],
+    handles: ['status.created', 'status.reblogged', 'status.updated', 'status.deleted', 'filters.changed', 'notifications.merged'],
     after: ['home-feeds', 'conversations'],
   }),
   /** Notification rows, then streaming and Web Push (effects/notifications.ts). */
   notifications: declare({
     handles: [
       'status.created', 'status.reblogged', 'status.favourited', 'status.updated', 'status.unreblogged', 'status.unfavourited',
-      'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone',
+      'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone', 'follow.removed', 'follow.blocked',
       'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed',
     ],
   }),

@@ -4,6 +4,8 @@
 // text()/json()/arrayBuffer()/bytes()/blob()/body/clone() all work), so tests and any caller can use
 // it like any other.
 
+import { stringifyJson } from '../lib/json-integers.ts';
+
 const STRING_BODY = Symbol('roost.http.stringBody');
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -108,9 +110,12 @@ export class StringResponse extends Response {
   }
 }
 
-/** A JSON response (`application/json; charset=utf-8`). `init.headers` may override the type. */
+/**
+ * A JSON response (`application/json; charset=utf-8`). `init.headers` may override the type. A
+ * bigint in `data` is written as a JSON integer (lib/json-integers.ts).
+ */
 export function json(data: unknown, init?: ResponseInit): Response {
-  const body = JSON.stringify(data) ?? 'null';
+  const body = stringifyJson(data);
   if (init === undefined) return StringResponse.withType(body, JSON_CONTENT_TYPE);
   if (init.headers === undefined && init.statusText === undefined) return StringResponse.withType(body, JSON_CONTENT_TYPE, init.status);
   const headers = new Headers(init.headers);

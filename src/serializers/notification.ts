@@ -141,7 +141,8 @@ export interface MastodonNotificationGroup {
   group_key: string;
   notifications_count: number;
   type: string;
-  most_recent_notification_id: string;
+  /** A JSON integer, as Mastodon sends it (written with its exact digits by http/response.ts json()). */
+  most_recent_notification_id: bigint;
   page_min_id?: string;
   page_max_id?: string;
   latest_page_notification_at?: string;
@@ -162,7 +163,7 @@ export function serializeNotificationGroup(
     group_key: row.groupKey,
     notifications_count: row.notificationsCount,
     type: row.type,
-    most_recent_notification_id: row.mostRecentNotificationId,
+    most_recent_notification_id: BigInt(row.mostRecentNotificationId),
   } as MastodonNotificationGroup;
   if (paged) {
     out.page_min_id = row.pageMinId;

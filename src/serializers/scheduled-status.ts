@@ -3,10 +3,9 @@
  * UTC), the parameters the status will be posted with, and the attachments it reserved. Pure.
  *
  * `params` is what POST /api/v1/statuses was given, as Mastodon keeps it: `scheduled_at` and
- * `idempotency` null (the status is scheduled once), `with_rate_limit` false. Ids in it
- * (`in_reply_to_id`, `application_id`, `media_ids`) are strings: Roost's ids are 64-bit
- * snowflakes, which a JSON number would round in JavaScript clients (Mastodon's docs type the
- * first two as integers).
+ * `idempotency` null (the status is scheduled once), `with_rate_limit` false. `in_reply_to_id`
+ * and `media_ids` are strings, as Mastodon sends them; `application_id` is a JSON integer, as
+ * Mastodon sends it (a bigint here, written with its exact digits by http/response.ts json()).
  */
 import { serializeMediaAttachment, type MastodonMediaAttachment, type MediaAttachmentRow } from './media-attachment.ts';
 
@@ -41,7 +40,7 @@ export interface ScheduledStatusRow {
 export interface MastodonScheduledStatus {
   id: string;
   scheduled_at: string;
-  params: ScheduledStatusParams;
+  params: Omit<ScheduledStatusParams, 'application_id'> & { application_id: bigint | null };
   media_attachments: MastodonMediaAttachment[];
 }
 
@@ -60,7 +59,7 @@ export function serializeScheduledStatus(row: ScheduledStatusRow, media: readonl
       scheduled_at: null,
       in_reply_to_id: p.in_reply_to_id ?? null,
       language: p.language ?? null,
-      application_id: p.application_id ?? null,
+      application_id: p.application_id == null ? null : BigInt(p.application_id),
       idempotency: null,
       with_rate_limit: p.with_rate_limit ?? false,
     },

@@ -12,6 +12,8 @@
  *   status.deleted   delete (the bare id) → the same audience, and each deleted reblog's
  *   status.reblogged update (the reblog) → `user` of the booster and of followers who got it, lists
  *   filters.changed  filters_changed (no payload) → the account's `user` stream
+ *   notifications.merged  notifications_merged (payload `1`, as Mastodon) → the account's `user`
+ *                    and `user:notification` streams
  */
 import type { Services } from '../context.ts';
 import { renderStatuses } from '../views/statuses.ts';
@@ -143,6 +145,14 @@ export async function publishOutboxEvent(services: Services, event: HandledBy<'s
       return;
     case 'filters.changed':
       await publishFiltersChanged(services, event.accountId, `${key}/filters_changed`);
+      return;
+    case 'notifications.merged':
+      await writeStreamingEvent(services, {
+        streams: [`user:${event.accountId}`, `user:notification:${event.accountId}`],
+        event: 'notifications_merged',
+        payload: '1',
+        sourceKey: `${key}/notifications_merged`,
+      });
       return;
     default:
       event satisfies never;

@@ -85,6 +85,18 @@ describe('conversations between local users', () => {
     }
   });
 
+  it('POST …/unread marks it unread again (Mastodon 4.2) and answers the conversation; not for others', async () => {
+    const r = await bob.api(`/api/v1/conversations/${bobConv.id}/unread`, { method: 'POST' });
+    expect(r.status).toBe(200);
+    expect(brief(r.body)).toEqual({ id: bobConv.id, unread: true, accounts: ['alice'], last: dm.id });
+    expect(brief((await conversations(bob))[0]!)).toEqual({ id: bobConv.id, unread: true, accounts: ['alice'], last: dm.id });
+    const other = await alice.api(`/api/v1/conversations/${bobConv.id}/unread`, { method: 'POST' });
+    expect([other.status, other.body]).toEqual([404, { error: 'Record not found' }]);
+    // Alice's own stays read.
+    expect(brief((await conversations(alice))[0]!)).toEqual({ id: aliceConv.id, unread: false, accounts: ['bob'], last: dm.id });
+    expect(brief((await bob.api(`/api/v1/conversations/${bobConv.id}/read`, { method: 'POST' })).body).unread).toBe(false);
+  });
+
   let reply: { id: string };
   it("a reply joins the same conversation: unread for the other side, not for its author", async () => {
     reply = await post(bob, { status: '@alice yes', in_reply_to_id: dm.id });

@@ -99,6 +99,26 @@ describe('each type, once, with the exact entity', () => {
     expect(statuses.map((n) => [n.status.id, n.account.id, n.group_key])).toEqual([[id, alice.account.id, `ungrouped-${statuses[0].id}`]]);
   });
 
+  it("the follow notification goes with the follow: remove_from_followers, a block by either side (list and unread_count)", async () => {
+    for (const u of [bob, carol, dave]) expect((await u.api(`/api/v1/accounts/${alice.account.id}/unfollow`, { method: 'POST' })).status).toBe(200);
+    await clear(alice, bob, carol, dave);
+    const unread = async (u: TestUser) => (await u.api('/api/v1/notifications/unread_count')).body.count as number;
+    for (const u of [bob, carol, dave]) expect((await u.api(`/api/v1/accounts/${alice.account.id}/follow`, { method: 'POST' })).status).toBe(200);
+    expect((await ofType(alice, 'follow')).map((n) => n.account.id).sort()).toEqual([bob.account.id, carol.account.id, dave.account.id].sort());
+    expect(await unread(alice)).toBe(3);
+    // alice removes bob from her followers; alice blocks carol; dave blocks alice.
+    expect((await alice.api(`/api/v1/accounts/${bob.account.id}/remove_from_followers`, { method: 'POST' })).status).toBe(200);
+    expect((await alice.api(`/api/v1/accounts/${carol.account.id}/block`, { method: 'POST' })).status).toBe(200);
+    expect((await dave.api(`/api/v1/accounts/${alice.account.id}/block`, { method: 'POST' })).status).toBe(200);
+    expect(await list(alice)).toEqual([]);
+    expect(await unread(alice)).toBe(0);
+    expect((await alice.api('/api/v2/notifications')).body.notification_groups).toEqual([]);
+    const [{ n }] = await roost.services.db.sql.query<{ n: number }>(`select count(*)::int as n from notifications where account_id = $1 and type = 'follow'`, [alice.account.id]);
+    expect(n).toBe(0);
+    await alice.api(`/api/v1/accounts/${carol.account.id}/unblock`, { method: 'POST' });
+    await dave.api(`/api/v1/accounts/${alice.account.id}/unblock`, { method: 'POST' });
+  });
+
   it('reblog and favourite: to the author, with the original status', async () => {
     await clear(alice, bob);
     const id = await post(alice, 'boost me');
@@ -354,7 +374,7 @@ describe('grouped notifications (v2)', () => {
       group_key: v1[0].group_key,
       notifications_count: 3,
       type: 'favourite',
-      most_recent_notification_id: v1[0].id,
+      most_recent_notification_id: Number(v1[0].id),
       page_min_id: v1[2].id,
       page_max_id: v1[0].id,
       latest_page_notification_at: v1[0].created_at,
@@ -362,9 +382,12 @@ describe('grouped notifications (v2)', () => {
       status_id: s,
     });
     expect(men).toEqual({
-      group_key: `ungrouped-${v1[3].id}`, notifications_count: 1, type: 'mention', most_recent_notification_id: v1[3].id,
+      group_key: `ungrouped-${v1[3].id}`, notifications_count: 1, type: 'mention', most_recent_notification_id: Number(v1[3].id),
       page_min_id: v1[3].id, page_max_id: v1[3].id, latest_page_notification_at: v1[3].created_at, sample_account_ids: [dave.account.id], status_id: mention,
     });
+    // A JSON integer with the exact digits (the parsed body above rounds it, as any JavaScript client would).
+    const raw = await (await fetch(roost.at('/api/v2/notifications'), { headers: { authorization: `Bearer ${alice.token}` } })).text();
+    expect(raw).toContain(`"type":"favourite","most_recent_notification_id":${v1[0].id},"page_min_id":"${v1[2].id}"`);
     expect(res.body.accounts.map((a: any) => a.id).sort()).toEqual([bob.account.id, carol.account.id, dave.account.id].sort());
     expect(res.body.statuses.map((x: any) => x.id)).toEqual([s, mention]);
     // grouped_types[] without favourite: each stands alone.
@@ -395,7 +418,7 @@ describe('grouped notifications (v2)', () => {
     // One group, its accounts, dismissing it.
     const one = await alice.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}`);
     expect(one.body.notification_groups).toEqual([
-      { group_key: fav.group_key, notifications_count: 3, type: 'favourite', most_recent_notification_id: v1[0].id, sample_account_ids: fav.sample_account_ids, status_id: s },
+      { group_key: fav.group_key, notifications_count: 3, type: 'favourite', most_recent_notification_id: Number(v1[0].id), sample_account_ids: fav.sample_account_ids, status_id: s },
     ]);
     expect((await alice.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}/accounts`)).body.map((a: any) => a.id)).toEqual(fav.sample_account_ids);
     expect((await bob.api(`/api/v2/notifications/${encodeURIComponent(fav.group_key)}`)).status).toBe(404);

@@ -185,7 +185,7 @@ describe('severed_relationships', () => {
         group_key: `ungrouped-${n.id}`,
         notifications_count: 1,
         type: 'severed_relationships',
-        most_recent_notification_id: n.id,
+        most_recent_notification_id: Number(n.id),
         page_min_id: n.id,
         page_max_id: n.id,
         latest_page_notification_at: n.created_at,

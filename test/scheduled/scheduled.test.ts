@@ -9,7 +9,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import sharp from 'sharp';
 import { capturedStatements, eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts';
-import { createTestUser, type TestUser } from '../helpers/auth.ts';
+import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
+import { issueAccessToken } from '../../src/services/tokens.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { publishScheduledStatus } from '../../src/services/scheduled-statuses.ts';
 
@@ -64,6 +65,23 @@ async function reserved(mediaId: string): Promise<string | null> {
 }
 
 describe('scheduling', () => {
+  it("params.application_id is a JSON integer of the app's exact id, as Mastodon sends it", async () => {
+    const app = await apiRequest(roost, '/api/v1/apps', { body: { client_name: 'Planner', redirect_uris: 'urn:ietf:wg:oauth:2.0:oob', scopes: 'read write' } });
+    const [row] = await sql().query<{ id: string }>(`select id::text from oauth_applications where client_id = $1`, [app.body.client_id]);
+    const { token } = await issueAccessToken(roost.services, { applicationId: row!.id, userId: author.user.id, scopes: ['read', 'write'] });
+    const at = iso(clock.now().getTime() + 3 * HOUR);
+    const res = await fetch(roost.at('/api/v1/statuses'), {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ status: 'from an app', scheduled_at: at }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain(`"application_id":${row!.id},`);
+    const id = JSON.parse(text).id as string;
+    const again = await (await fetch(roost.at(`/api/v1/scheduled_statuses/${id}`), { headers: { authorization: `Bearer ${token}` } })).text();
+    expect(again).toContain(`"application_id":${row!.id},`);
+    expect((await author.api(`/api/v1/scheduled_statuses/${id}`, { method: 'DELETE' })).status).toBe(200);
+  });
+
   it('answers the ScheduledStatus with media: the time echoed to the millisecond, the params as sent, the attachments reserved', async () => {
     const m1 = await upload(author, 'first');
     const m2 = await upload(author, 'second');

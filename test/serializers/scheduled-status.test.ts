@@ -20,7 +20,7 @@ describe('serializeScheduledStatus', () => {
     expect(json).toEqual({
       id: '42',
       scheduled_at: '2026-03-01T14:30:00.250Z',
-      params: PARAMS,
+      params: { ...PARAMS, application_id: 7n },
       media_attachments: [{
         id: '55', type: 'image',
         url: 'https://files.example/media_attachments/files/000/000/055/original/x.png',

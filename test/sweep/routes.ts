@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -287,6 +287,7 @@ export const ROUTES: RouteSpec[] = [
   // Direct-message conversations (DELETE last: it removes the fixture's conversation)
   { method: 'GET', path: '/api/v1/conversations', auth: 'user', scopes: READ_STATUSES, params: PAGE },
   { method: 'POST', path: '/api/v1/conversations/:id/read', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
+  { method: 'POST', path: '/api/v1/conversations/:id/unread', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
   { method: 'DELETE', path: '/api/v1/conversations/:id', auth: 'user', scopes: ['write', 'write:conversations'], pathParams: { id: 'conversation' } },
   { method: 'POST', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/domain_blocks', auth: 'user', scopes: ['follow', 'write:blocks'], params: { domain: 'domain' } },
@@ -389,13 +390,26 @@ export const ROUTES: RouteSpec[] = [
   { method: 'DELETE', path: '/api/v1/push/subscription', auth: 'user', scopes: ['push'] },
 
   // Notifications (v1, v2 grouped) and reports; the dismissals and clear last: they remove the fixture's notifications
-  { method: 'GET', path: '/api/v1/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id' } },
+  { method: 'GET', path: '/api/v1/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', include_filtered: 'bool' } },
   { method: 'GET', path: '/api/v1/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id' } },
   { method: 'GET', path: '/api/v1/notifications/:id', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { id: 'notification' } },
-  { method: 'GET', path: '/api/v2/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings', expand_accounts: 'string' } },
+  { method: 'GET', path: '/api/v2/notifications', auth: 'user', scopes: READ_NOTIFICATIONS, params: { ...PAGE, types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings', expand_accounts: 'string', include_filtered: 'bool' } },
   { method: 'GET', path: '/api/v2/notifications/unread_count', auth: 'user', scopes: READ_NOTIFICATIONS, params: { limit: 'int', types: 'strings', exclude_types: 'strings', account_id: 'id', grouped_types: 'strings' } },
   { method: 'GET', path: '/api/v2/notifications/:group_key', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { group_key: 'notification_group' } },
   { method: 'GET', path: '/api/v2/notifications/:group_key/accounts', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { group_key: 'notification_group' } },
+  // The notification policy and requests (4.3); accepting and dismissing the fixture's request last of them
+  { method: 'GET', path: '/api/v2/notifications/policy', auth: 'user', scopes: READ_NOTIFICATIONS },
+  { method: 'PATCH', path: '/api/v2/notifications/policy', auth: 'user', scopes: WRITE_NOTIFICATIONS, params: { for_not_following: 'string', for_not_followers: 'string', for_new_accounts: 'string', for_private_mentions: 'string', for_limited_accounts: 'string' } },
+  { method: 'GET', path: '/api/v1/notifications/policy', auth: 'user', scopes: READ_NOTIFICATIONS },
+  { method: 'PUT', path: '/api/v1/notifications/policy', auth: 'user', scopes: WRITE_NOTIFICATIONS, params: { filter_not_following: 'bool', filter_not_followers: 'bool', filter_new_accounts: 'bool', filter_private_mentions: 'bool' } },
+  { method: 'PATCH', path: '/api/v1/notifications/policy', auth: 'user', scopes: WRITE_NOTIFICATIONS, sameHandlerAs: 'PUT' },
+  { method: 'GET', path: '/api/v1/notifications/requests', auth: 'user', scopes: READ_NOTIFICATIONS, params: PAGE },
+  { method: 'GET', path: '/api/v1/notifications/requests/merged', auth: 'user', scopes: READ_NOTIFICATIONS },
+  { method: 'GET', path: '/api/v1/notifications/requests/:id', auth: 'user', scopes: READ_NOTIFICATIONS, pathParams: { id: 'notification_request' } },
+  { method: 'POST', path: '/api/v1/notifications/requests/accept', auth: 'user', scopes: WRITE_NOTIFICATIONS, params: { id: 'ids' } },
+  { method: 'POST', path: '/api/v1/notifications/requests/dismiss', auth: 'user', scopes: WRITE_NOTIFICATIONS, params: { id: 'ids' } },
+  { method: 'POST', path: '/api/v1/notifications/requests/:id/dismiss', auth: 'user', scopes: WRITE_NOTIFICATIONS, pathParams: { id: 'notification_request' } },
+  { method: 'POST', path: '/api/v1/notifications/requests/:id/accept', auth: 'user', scopes: WRITE_NOTIFICATIONS, pathParams: { id: 'notification_request' } },
   { method: 'POST', path: '/api/v1/reports', auth: 'user', scopes: ['write', 'write:reports'], params: { account_id: 'id', status_ids: 'ids', comment: 'text', forward: 'bool', category: 'string', rule_ids: 'strings' } },
   { method: 'POST', path: '/api/v2/notifications/:group_key/dismiss', auth: 'user', scopes: WRITE_NOTIFICATIONS, pathParams: { group_key: 'notification_group' }, unknownIdOk: true },
   { method: 'POST', path: '/api/v1/notifications/:id/dismiss', auth: 'user', scopes: WRITE_NOTIFICATIONS, pathParams: { id: 'notification' } },

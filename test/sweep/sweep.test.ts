@@ -63,6 +63,8 @@ interface Fixture {
   conversationId: string;
   notificationId: string;
   notificationGroupKey: string;
+  /** alice's notification request from bob (his direct mention, held by the default policy). */
+  notificationRequestId: string;
   /** A scheduled status of alice's, a day ahead. */
   scheduledStatusId: string;
   /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
@@ -205,6 +207,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'conversation') return fx.conversationId;
     if (kind === 'notification') return fx.notificationId;
     if (kind === 'notification_group') return encodeURIComponent(fx.notificationGroupKey);
+    if (kind === 'notification_request') return fx.notificationRequestId;
     if (kind === 'list') return fx.listId;
     if (kind === 'featured_tag') return fx.featuredTagId;
     if (kind === 'filter') return fx.filterId;
@@ -573,7 +576,9 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const followRequest = notifications.find((n) => n.type === 'follow_request')!;
   const mention = notifications.find((n) => n.type === 'mention')!;
   expect(followRequest && mention).toBeTruthy();
-  const fx: Fixture = { notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const requests = (await alice.api('/api/v1/notifications/requests')).body as { id: string; account: { id: string } }[];
+  expect(requests.map((r) => r.account.id)).toEqual([bob.account.id]);
+  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -1,7 +1,7 @@
 /**
  * /api/v1/conversations: the viewer's direct-message conversations (methods/conversations.md):
  * the list (20 by default, 40 at most, newest last status first; the Link header pages by that
- * status's id, as Mastodon), mark one read, remove one (for the viewer only). Kept up to date by
+ * status's id, as Mastodon), mark one read or unread (4.2), remove one (for the viewer only). Kept up to date by
  * effects/conversations.ts from the committed statuses, local and remote.
  */
 import type { Router } from '../../http/index.ts';
@@ -11,7 +11,7 @@ import { requireUser } from '../auth.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
 import { conversationsPage, findConversation } from '../../services/reads/account-conversations.ts';
-import { markConversationRead, removeConversation } from '../../services/account-conversations.ts';
+import { markConversationRead, markConversationUnread, removeConversation } from '../../services/account-conversations.ts';
 import { renderConversations } from '../../views/conversations.ts';
 
 const READ = ['read', 'read:statuses'];
@@ -26,14 +26,16 @@ export function conversationRoutes(router: Router, services: Services): void {
     return json(await renderConversations(services, rows, viewer.account.id), { headers: link ? { link } : {} });
   });
 
-  router.post('/api/v1/conversations/:id/read', async (ctx) => {
-    const viewer = await requireUser(services, ctx, WRITE);
-    const id = requireId(ctx.params.id);
-    await markConversationRead(services, viewer.account.id, id);
-    const row = await findConversation(services, viewer.account.id, id);
-    if (!row) throw new RoostError(404, 'Record not found');
-    return json((await renderConversations(services, [row], viewer.account.id))[0]);
-  });
+  for (const [action, mark] of [['read', markConversationRead], ['unread', markConversationUnread]] as const) {
+    router.post(`/api/v1/conversations/:id/${action}`, async (ctx) => {
+      const viewer = await requireUser(services, ctx, WRITE);
+      const id = requireId(ctx.params.id);
+      await mark(services, viewer.account.id, id);
+      const row = await findConversation(services, viewer.account.id, id);
+      if (!row) throw new RoostError(404, 'Record not found');
+      return json((await renderConversations(services, [row], viewer.account.id))[0]);
+    });
+  }
 
   router.delete('/api/v1/conversations/:id', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE);

@@ -5,7 +5,7 @@
  * 1000 at most). Written by effects/notifications.ts.
  */
 import type { Router, RequestContext } from '../../http/index.ts';
-import { json, paramId, paramInt, paramStrings, requireId } from '../../http/index.ts';
+import { json, paramBool, paramId, paramInt, paramString, paramStrings, requireId } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
 import { requireUser } from '../auth.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
@@ -17,12 +17,16 @@ import { renderNotificationRows, renderNotifications } from '../../views/notific
 export const READ_NOTIFICATIONS = ['read', 'read:notifications'];
 export const WRITE_NOTIFICATIONS = ['write', 'write:notifications'];
 
-/** types[] / exclude_types[] / account_id of a request (an account_id that is no id matches nothing). */
+/**
+ * types[] / exclude_types[] / account_id / include_filtered of a request (an account_id that is no
+ * id matches nothing).
+ */
 export function notificationFilter(ctx: RequestContext): NotificationFilter {
   const raw = ctx.query.account_id;
   const accountId = raw === undefined || raw === '' ? null : (paramId(raw) ?? '0');
   const strings = (v: unknown) => paramStrings(v as never).filter((s) => s.length > 0 && s.length <= 64).slice(0, 32);
-  return { types: strings(ctx.query.types), excludeTypes: strings(ctx.query.exclude_types), accountId };
+  const includeFiltered = paramBool(paramString(ctx.query.include_filtered), false);
+  return { types: strings(ctx.query.types), excludeTypes: strings(ctx.query.exclude_types), accountId, includeFiltered };
 }
 
 export function notificationRoutes(router: Router, services: Services): void {

@@ -32,6 +32,7 @@ import { Migration20261127040000_delivery_checkpoints } from './Migration2026112
 import { Migration20261127041000_untrusted_status_counts } from './Migration20261127041000_untrusted_status_counts.ts';
 import { Migration20261127090000_account_domain_blocks_domain } from './Migration20261127090000_account_domain_blocks_domain.ts';
 import { Migration20261128010000_streaming_source_key } from './Migration20261128010000_streaming_source_key.ts';
+import { Migration20261128070000_notification_requests } from './Migration20261128070000_notification_requests.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -73,4 +74,5 @@ export const MIGRATIONS = [
   Migration20261127041000_untrusted_status_counts,
   Migration20261127090000_account_domain_blocks_domain,
   Migration20261128010000_streaming_source_key,
+  Migration20261128070000_notification_requests,
 ];

@@ -2,7 +2,9 @@
  * A local account's notifications (GET /api/v1/notifications, /api/v2/notifications): pages of
  * rows, newest first, by id cursor; groups of them (Mastodon's NotificationGroup); the unread count
  * after the `notifications` marker. A notification shows while the account that caused it is not
- * suspended and its status (if it has one) is still there and visible to the recipient.
+ * suspended and its status (if it has one) is still there and visible to the recipient; the lists,
+ * counts and groups leave out what the recipient's policy holds back (`filtered`, see
+ * reads/notification-requests.ts) unless asked for, as Mastodon.
  * Written by effects/notifications.ts. One statement per call.
  */
 import type { Services } from '../../context.ts';
@@ -11,11 +13,16 @@ import type { ReportRow } from '../../serializers/report.ts';
 import { visibleSql } from './statuses.ts';
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
-/** types[] / exclude_types[] / account_id, as the list and the unread count take them. */
+/** types[] / exclude_types[] / account_id / include_filtered, as the list and the unread count take them. */
 export interface NotificationFilter {
   types: string[];
   excludeTypes: string[];
   accountId: string | null;
+  /**
+   * Notifications the policy holds back are left out unless asked for, or unless the list is of
+   * one account's (Mastodon's `browserable`: a request's screen lists its sender's).
+   */
+  includeFiltered?: boolean;
 }
 
 /** How many notifications a grouped page looks through at most (the nearest to its cursor). */
@@ -49,7 +56,10 @@ const rowOf = (r: SqlRow): NotificationRow => ({
   createdAt: new Date(r.created_at),
 });
 
-/** SQL: the notification `n` shows to its recipient `$1`. */
+/**
+ * SQL: the notification `n` shows to its recipient `$1` (the lists and counts also leave out what
+ * the policy holds back: `filterSql`).
+ */
 const shownSql = `n.account_id = $1
   and exists (select 1 from accounts fa where fa.id = n.from_account_id and fa.suspended_at is null)
   and (n.status_id is null or exists (select 1 from statuses s where s.id = n.status_id and ${visibleSql('s', '$1::bigint')}))`;
@@ -61,6 +71,7 @@ function filterSql(f: NotificationFilter, first: number): { where: string; param
   if (f.types.length) where.push(`n.type = any($${first + params.push(f.types) - 1}::text[])`);
   if (f.excludeTypes.length) where.push(`n.type <> all($${first + params.push(f.excludeTypes) - 1}::text[])`);
   if (f.accountId) where.push(`n.from_account_id = $${first + params.push(f.accountId) - 1}`);
+  if (!f.includeFiltered && !f.accountId) where.push('not n.filtered');
   return { where: where.map((w) => ` and ${w}`).join(''), params };
 }
 
@@ -250,7 +261,7 @@ export async function notificationGroup(services: Services, recipientId: string,
   const [row] = await services.db.sql.query<GroupSqlRow>(
     `with in_range as (
        select n.id, n.type, n.from_account_id, n.status_id, n.report_id, n.relationship_severance_event_id as severance_event_id, n.created_at, $2::text as gk
-         from notifications n where ${shownSql} and ${groupKeySql('$2')}
+         from notifications n where ${shownSql} and not n.filtered and ${groupKeySql('$2')}
      )
      ${GROUP_AGGREGATE}`,
     [recipientId, groupKey],
@@ -266,7 +277,7 @@ export function groupKeySql(key: string): string {
 /** The accounts of a group's notifications, newest first, each once. */
 export async function notificationGroupAccountIds(services: Services, recipientId: string, groupKey: string): Promise<string[]> {
   const rows = await services.db.sql.query<{ id: string }>(
-    `select n.from_account_id::text as id from notifications n where ${shownSql} and ${groupKeySql('$2')}
+    `select n.from_account_id::text as id from notifications n where ${shownSql} and not n.filtered and ${groupKeySql('$2')}
       group by n.from_account_id order by max(n.id) desc`,
     [recipientId, groupKey],
   );
