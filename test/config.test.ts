@@ -142,3 +142,14 @@ describe('secrets', () => {
     expect(() => loadOrCreateSecrets(dir)).toThrowError('"vapidPublicKey" is missing');
   });
 });
+
+describe('config/README.md', () => {
+  it('lists every key with its environment variable, and no key that does not exist', async () => {
+    const { CONFIG_KEYS } = await import('../config/index.ts');
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync(new URL('../config/README.md', import.meta.url), 'utf8');
+    const rows = [...doc.matchAll(/^\| `(ROOST_[A-Z0-9_]+)` \| `([\w.]+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`);
+    const keys = CONFIG_KEYS.filter((k) => k.env !== 'ROOST_CONFIG').map((k) => `${k.env} ${k.key}`);
+    expect(rows.sort()).toEqual(keys.sort());
+  });
+});
