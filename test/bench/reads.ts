@@ -9,7 +9,8 @@
 // over the rounds, and the server process's CPU time per request is printed beside them.
 // Goal: each route ≥ 0.5× the baseline's requests/s with p99 ≤ 2× its p99.
 //
-// Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a
+// Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres, or
+// `embedded` for an embedded PostgreSQL with the default install's settings; a
 // scratch database is created beside it), BENCH_DURATION (s, default 3), BENCH_WARMUP (s, default
 // 1), BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (default 3).
 
@@ -21,6 +22,7 @@ import pg from 'pg';
 import { openDatabase } from '../../src/db/orm.ts';
 import { startChildServer } from './lib/child.ts';
 import { fmtInt, fmtMs, fmtRatio, table } from './lib/report.ts';
+import { benchServer } from './lib/database.ts';
 import { requireWrk, runWrk, type WrkResult } from './lib/wrk.ts';
 
 const ACCOUNTS = 10_000;
@@ -106,7 +108,9 @@ export async function main(_args: string[]): Promise<number> {
   const warmup = envNum('BENCH_WARMUP', 1);
   const connections = envNum('BENCH_CONNECTIONS', 50);
   const rounds = envNum('BENCH_ROUNDS', 3);
-  const adminUrl = process.env.ROOST_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbServer = await benchServer();
+  const adminUrl = dbServer.url;
+  console.log(`database: ${dbServer.label}`);
   const name = `roost_bench_reads_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -230,5 +234,6 @@ export async function main(_args: string[]): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
+    await dbServer.stop();
   }
 }

@@ -14,7 +14,8 @@
 // Goals: home and status ≥ 0.5× the baseline's req/s, home p99 ≤ 2× its p99; the two POST
 // latencies within 10 ms of each other.
 //
-// Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a
+// Environment: ROOST_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres, or
+// `embedded` for an embedded PostgreSQL with the default install's settings; a
 // scratch database is created beside it), BENCH_TL_ACCOUNTS (default 10000), BENCH_TL_STATUSES
 // (default 1000000), BENCH_TL_FOLLOWS (default 200) to scale down for a quick run,
 // BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 50),
@@ -30,6 +31,7 @@ import pg from 'pg';
 import { openDatabase } from '../../src/db/orm.ts';
 import { startChildServer } from './lib/child.ts';
 import { fmtInt, fmtMs, fmtRatio, table } from './lib/report.ts';
+import { benchServer } from './lib/database.ts';
 import { requireWrk, runWrk, type WrkResult } from './lib/wrk.ts';
 import { homeTimelinePage } from '../../src/services/reads/timelines.ts';
 import type { Services } from '../../src/context.ts';
@@ -240,7 +242,9 @@ export async function main(_args: string[]): Promise<number> {
   const connections = envNum('BENCH_CONNECTIONS', 50);
   const rounds = envNum('BENCH_ROUNDS', 3);
   const posts = envNum('BENCH_POSTS', 100);
-  const adminUrl = process.env.ROOST_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbServer = await benchServer();
+  const adminUrl = dbServer.url;
+  console.log(`database: ${dbServer.label}`);
   const reuse = process.env.BENCH_TL_REUSE && /^roost_bench_timelines_[0-9a-f]{8}$/.test(process.env.BENCH_TL_REUSE) ? process.env.BENCH_TL_REUSE : null;
   const keep = reuse !== null || process.env.BENCH_TL_KEEP === '1';
   const name = reuse ?? `roost_bench_timelines_${randomBytes(4).toString('hex')}`;
@@ -471,5 +475,6 @@ export async function main(_args: string[]): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
     if (!keep) await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
+    await dbServer.stop();
   }
 }
