@@ -463,13 +463,14 @@ function pinError(description: string): RoostError {
   return new RoostError(422, `Validation failed: ${description}`, { details: { status: [{ error: 'ERR_INVALID', description }] } });
 }
 
-/** Pins one of the viewer's own public or unlisted statuses (at most config.limits.accounts.maxPinnedStatuses). */
+/** Pins one of the viewer's own statuses, not a direct one (at most config.limits.accounts.maxPinnedStatuses). */
 export async function pinStatus(services: Services, accountId: string, id: string): Promise<string> {
   const s = await findVisibleStatus(services, id, accountId);
   if (!s) throw notFound();
   if (s.reblogOfId) throw pinError('A boost cannot be pinned');
   if (s.accountId !== accountId) throw pinError('Post that belongs to another person cannot be pinned');
-  if (s.visibility !== 'public' && s.visibility !== 'unlisted') throw pinError('Non-public post cannot be pinned');
+  // Mastodon (since 4.0) pins followers-only posts too; only direct ones are refused.
+  if (s.visibility === 'direct') throw pinError('Posts that are only visible to mentioned users cannot be pinned');
   const max = services.config.limits.accounts.maxPinnedStatuses;
   await services.db.sql.transaction(async (sql) => {
     // Lock the account's row so two pins at once cannot both pass the limit.

@@ -216,7 +216,21 @@ describe('posting rules', () => {
     expect((await alice.api(`/api/v1/statuses/${s.body.id}`)).body.application).toEqual({ name: 'Tooter', website: null });
   });
 
-  it('bookmarks, and pins own public statuses up to the limit', async () => {
+  it('reblogged_by lists public and unlisted reblogs, not followers-only ones (Mastodon)', async () => {
+    const s = (await post(alice, { status: 'boost me' })).body;
+    const [pub, unl, priv] = await Promise.all(['rb_pub', 'rb_unl', 'rb_priv'].map((n) => createTestUser(roost, n)));
+    for (const [u, visibility] of [[pub!, 'public'], [unl!, 'unlisted'], [priv!, 'private']] as const) {
+      const r = await u.api(`/api/v1/statuses/${s.id}/reblog`, { method: 'POST', body: { visibility } });
+      expect([r.status, r.body.visibility]).toEqual([200, visibility]);
+    }
+    const expected = [unl!.account.id, pub!.account.id];
+    for (const who of [null, alice, priv!]) {
+      const r = who ? await who.api(`/api/v1/statuses/${s.id}/reblogged_by`) : await apiRequest(roost, `/api/v1/statuses/${s.id}/reblogged_by`);
+      expect(r.body.map((a: { id: string }) => a.id)).toEqual(expected);
+    }
+  });
+
+  it('bookmarks, and pins own statuses (not direct ones) up to the limit', async () => {
     const mine = (await post(bob, { status: 'pin me' })).body;
     const theirs = (await post(alice, { status: 'not yours' })).body;
     expect((await bob.api(`/api/v1/statuses/${theirs.id}/bookmark`, { method: 'POST' })).body.bookmarked).toBe(true);
@@ -224,8 +238,23 @@ describe('posting rules', () => {
     expect((await bob.api(`/api/v1/statuses/${mine.id}/pin`, { method: 'POST' })).body.pinned).toBe(true);
     const other = await bob.api(`/api/v1/statuses/${theirs.id}/pin`, { method: 'POST' });
     expect(other.status).toBe(422);
+    // Followers-only: pinned (Mastodon 4.0+), listed for who may see it; direct: refused.
     const secret = (await post(bob, { status: 'private', visibility: 'private' })).body;
-    expect((await bob.api(`/api/v1/statuses/${secret.id}/pin`, { method: 'POST' })).status).toBe(422);
+    const pinnedSecret = await bob.api(`/api/v1/statuses/${secret.id}/pin`, { method: 'POST' });
+    expect([pinnedSecret.status, pinnedSecret.body.pinned, pinnedSecret.body.visibility]).toEqual([200, true, 'private']);
+    const seen = async (u: TestUser | null) =>
+      (await (u ? u.api(`/api/v1/accounts/${bob.account.id}/statuses?pinned=true`) : apiRequest(roost, `/api/v1/accounts/${bob.account.id}/statuses?pinned=true`))).body.map((x: { id: string }) => x.id);
+    expect(await seen(bob)).toEqual([secret.id, mine.id]);
+    expect(await seen(null)).toEqual([mine.id]);
+    expect(await seen(alice)).toEqual([mine.id]);
+    expect((await bob.api(`/api/v1/statuses/${secret.id}/unpin`, { method: 'POST' })).body.pinned).toBe(false);
+    const dm = (await post(bob, { status: '@alice just us', visibility: 'direct' })).body;
+    expect('pinned' in dm).toBe(false); // not pinnable: no flag, as Mastodon's serializer
+    const refused = await bob.api(`/api/v1/statuses/${dm.id}/pin`, { method: 'POST' });
+    expect([refused.status, refused.body]).toEqual([422, {
+      error: 'Validation failed: Posts that are only visible to mentioned users cannot be pinned',
+      details: { status: [{ error: 'ERR_INVALID', description: 'Posts that are only visible to mentioned users cannot be pinned' }] },
+    }]);
     const max = roost.services.config.limits.accounts.maxPinnedStatuses;
     for (let i = 1; i < max; i++) {
       const s = (await post(bob, { status: `pin ${i}` })).body;
