@@ -194,7 +194,7 @@ export async function statusContext(
   return { ancestors: ancestors.map((r) => r.id), descendants: descendants.map((r) => r.id) };
 }
 
-/** The accounts that favourited (by favourite id) or reblogged (by reblog id) a status, newest first. */
+/** The accounts that favourited (by favourite id) or reblogged (by reblog id, public and unlisted reblogs) a status, newest first. */
 export async function statusActorsPage(
   services: Services,
   statusId: string,
@@ -202,7 +202,9 @@ export async function statusActorsPage(
   p: PageParams,
 ): Promise<{ accountIds: string[]; cursorIds: string[] }> {
   const table = which === 'favourited_by' ? 'favourites x' : 'statuses x';
-  const on = which === 'favourited_by' ? 'x.status_id = $1' : 'x.reblog_of_id = $1 and x.deleted_at is null';
+  // Reblogs: the public and unlisted ones only (Mastodon's distributable_visibility); a
+  // followers-only reblog is not shown to everyone.
+  const on = which === 'favourited_by' ? 'x.status_id = $1' : `x.reblog_of_id = $1 and x.deleted_at is null and x.visibility in ('public', 'unlisted')`;
   const page = pageSql('x.id', p, 2);
   const rows = await services.db.sql.query<{ id: string; account_id: string }>(
     `select x.id::text, x.account_id::text from ${table} join accounts a on a.id = x.account_id
