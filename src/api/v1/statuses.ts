@@ -109,13 +109,14 @@ export function statusRoutes(router: Router, services: Services): void {
     const viewer = await authorizeIfGotToken(services, ctx, READ);
     const viewerId = viewer?.account?.id ?? null;
     const ids = paramIds(ctx.query.id, MAX_MANY);
-    return json(await renderStatuses(services, await visibleStatusIds(services, ids, viewerId), viewerId));
+    // As Mastodon: every filter of the viewer's that matches fills `filtered`, whatever its context; none hides.
+    return json(await renderStatuses(services, await visibleStatusIds(services, ids, viewerId), viewerId, { filterContext: 'any' }));
   });
 
   router.get('/api/v1/statuses/:id', async (ctx) => {
     const viewer = await authorizeIfGotToken(services, ctx, READ);
     const viewerId = viewer?.account?.id ?? null;
-    return json(await renderStatus(services, await visibleId(services, ctx, viewerId), viewerId));
+    return json(await renderStatus(services, await visibleId(services, ctx, viewerId), viewerId, { filterContext: 'any' }));
   });
 
   router.delete('/api/v1/statuses/:id', async (ctx) => {

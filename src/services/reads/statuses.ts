@@ -349,7 +349,8 @@ export async function loadStatusPage(
   ids: readonly string[],
   viewerId: string | null,
   opts: {
-    filterContext?: FilterContext;
+    /** The viewer's filters of this context apply; `'any'`: all of them fill `filtered`, none hides (a status asked for by id). */
+    filterContext?: FilterContext | 'any';
     /** More accounts to read with the statuses' authors, in the same statement (a notification page's), into `view.accounts`. */
     alsoAccounts?: readonly string[];
   } = {},
@@ -428,7 +429,7 @@ export async function loadStatusPage(
 }
 
 /** Step 4: the viewer's filters (read in step 1) on the page; results into view.filtered and view.hidden. */
-function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): void {
+function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext | 'any'): void {
   const now = view.now!;
   const set = compileFilterSet(viewerId, filters);
   if (set.filters.length === 0) return;
@@ -455,7 +456,7 @@ function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRo
     if (!proper) continue;
     const outcome = applyFilters(set, { id: s.id, reblogOfId: s.reblogOfId, accountId: s.accountId, text: textOf(proper) }, context, now);
     if (outcome.filtered.length) view.filtered.set(s.id, outcome.filtered);
-    if (outcome.hidden) view.hidden.add(s.id);
+    if (outcome.hidden && context !== 'any') view.hidden.add(s.id);
     if (s.reblogOfId) reblogs.push(s);
   }
   // As Mastodon: the status a reblog carries shows the reblog's results.
