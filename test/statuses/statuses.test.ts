@@ -186,6 +186,21 @@ describe('posting rules', () => {
     expect((await post(dora, { status: 'loud', visibility: 'public' })).body.visibility).toBe('public');
   });
 
+  it('takes the author\'s default posting language when none is given (Mastodon), else their locale\'s', async () => {
+    const erin = await createTestUser(roost, 'erin');
+    expect((await post(erin, { status: 'no language anywhere' })).body.language).toBe(null);
+    // The locale chosen at sign-up (pt-BR): its language.
+    await roost.services.db.sql.query(`update users set locale = 'pt-BR' where id = $1`, [erin.user.id]);
+    expect((await post(erin, { status: 'olá' })).body.language).toBe('pt');
+    const set = await erin.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { source: { language: 'fr' } } });
+    expect(set.body.source.language).toBe('fr');
+    const plain = await post(erin, { status: 'bonjour' });
+    expect(plain.body.language).toBe('fr');
+    expect((await erin.api(`/api/v1/statuses/${plain.body.id}`)).body.language).toBe('fr');
+    expect((await post(erin, { status: 'hallo', language: 'de' })).body.language).toBe('de');
+    expect((await post(erin, { status: 'blank', language: '' })).body.language).toBe('fr');
+  });
+
   it('gives the same status for the same Idempotency-Key within an hour', async () => {
     const a = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });
     const b = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });
