@@ -201,6 +201,17 @@ describe('posting rules', () => {
     expect((await post(erin, { status: 'blank', language: '' })).body.language).toBe('fr');
   });
 
+  it('translate answers Mastodon\'s 503 without a translation backend (403 private, 404 unseen)', async () => {
+    const pub = (await post(alice, { status: 'hola mundo', language: 'es' })).body;
+    const res = await bob.api(`/api/v1/statuses/${pub.id}/translate`, { method: 'POST', body: { lang: 'en' } });
+    expect([res.status, res.body]).toEqual([503, { error: 'Service Unavailable' }]);
+    const mine = await bob.api(`/api/v1/statuses/${(await post(bob, { status: 'private', visibility: 'private' })).body.id}/translate`, { method: 'POST' });
+    expect([mine.status, mine.body]).toEqual([403, { error: 'This action is not allowed' }]);
+    const hidden = (await post(alice, { status: 'followers only', visibility: 'private' })).body;
+    expect((await bob.api(`/api/v1/statuses/${hidden.id}/translate`, { method: 'POST' })).body).toEqual({ error: 'Record not found' });
+    expect((await apiRequest(roost, `/api/v1/statuses/${pub.id}/translate`, { method: 'POST' })).status).toBe(401);
+  });
+
   it('gives the same status for the same Idempotency-Key within an hour', async () => {
     const a = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });
     const b = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });

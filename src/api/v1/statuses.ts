@@ -170,6 +170,17 @@ export function statusRoutes(router: Router, services: Services): void {
     return json(source);
   });
 
+  // Translation (methods/statuses.md#translate): Roost has no translation backend yet, so a status
+  // that could be translated answers Mastodon's 503; one that may not be (private, direct) 403,
+  // one the viewer cannot see 404.
+  router.post('/api/v1/statuses/:id/translate', async (ctx) => {
+    const viewer = await requireUser(services, ctx, READ);
+    const s = await findVisibleStatus(services, requireId(ctx.params.id), viewer.account.id);
+    if (!s) throw new RoostError(404, 'Record not found');
+    if (s.visibility !== 'public' && s.visibility !== 'unlisted') throw new RoostError(403, 'This action is not allowed');
+    throw new RoostError(503, 'Service Unavailable');
+  });
+
   const action = (name: string, scopes: string[], run: (viewer: UserViewer, id: string, ctx: RequestContext) => Promise<string>) => {
     router.post(`/api/v1/statuses/:id/${name}`, async (ctx) => {
       const viewer = await requireUser(services, ctx, scopes);
