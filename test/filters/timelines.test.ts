@@ -194,7 +194,7 @@ describe('statuses asked for by id (GET /api/v1/statuses/:id and ?id[]=)', () =>
       ['twist', [PLOT(['#plot', 'twist'])]], ['villain', [villains]], ['calm', []], ['end', [ENDINGS(endings)]],
     ]);
     // Others, and signed out, see no results.
-    expect('filtered' in (await fetch(roost.at(`/api/v1/statuses/${posts.villain}`)).then((r) => r.json()))).toBe(false);
+    expect('filtered' in (await fetch(roost.at(`/api/v1/statuses/${posts.villain}`)).then((r) => r.json() as Promise<object>))).toBe(false);
     expect((await carol.api(`/api/v1/statuses/${posts.villain}`)).body.filtered).toEqual([]);
   });
 
