@@ -95,6 +95,16 @@ const LEVELS: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
   fatal: 'fatal',
 };
 
+/**
+ * Fedify's records that are harmless here, logged at debug rather than their own level: the
+ * setup hints it writes on every fetch of an actor that lacks a collection or a personal inbox on
+ * purpose (the instance actor has neither followers, outbox nor featured: about a dozen warnings
+ * per fetch otherwise).
+ */
+function isHarmless(record: LogRecord, msg: string): boolean {
+  return record.category.join('.') === 'fedify.federation.actor' && record.level === 'warning' && msg.startsWith('You configured ');
+}
+
 /** Registers `log` as an instance's logger for Fedify's records (and configures LogTape once). */
 export function routeFedifyLogs(log: Logger): void {
   if (!fedifyLoggers.has(log)) fedifyLoggers.set(log, log.child({ module: 'fedify' }));
@@ -107,7 +117,8 @@ export function routeFedifyLogs(log: Logger): void {
         const target = instanceScope.getStore() ?? [...fedifyLoggers.values()].at(-1);
         if (!target) return;
         const msg = record.message.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join('');
-        target[LEVELS[record.level] ?? 'info']({ category: record.category.join('.'), ...record.properties }, msg);
+        const level = isHarmless(record, msg) ? 'debug' : (LEVELS[record.level] ?? 'info');
+        target[level]({ category: record.category.join('.'), ...record.properties }, msg);
       },
     },
     loggers: [

@@ -127,6 +127,8 @@ const TABLE: Record<Start, Record<Label, Outcome>> = {
     'vote.remote': no('remote_poll'),
     ...VOTE_REFUSALS,
     'vote.two': ['open', [voted(A2, [0, 1], true, false)], { votes: [5, 3, 0], votersCount: 6 }],
+    // A multiple-choice poll: a voter adds a choice it has not made (Mastodon), not a new voter.
+    'vote.again': ['open', [voted(A1, [1], true, false)], { votes: [4, 3, 0] }],
     close: ['closed', [closed], { closedAt: NOW, updatePending: false }],
     tally: ['open', [], { votes: [5, 6, 7], votersCount: 9 }],
     'tally.closing': ['closed', [closed], { votes: [5, 6, 7], votersCount: 9, closedAt: EXPIRES }],
@@ -344,12 +346,18 @@ describe('poll machine: multiple-choice rules', () => {
     const multi = stepOrThrow(pollMachine, newPoll({ multiple: true }), { ...two, choices: [2, 0] });
     expect(multi.emitted[0]).toEqual(voted(A1, [0, 2], true));
     expect(multi.snapshot.context).toMatchObject({ votes: [1, 0, 1], votersCount: 1 });
-    // Voting again, even for other options, is refused: a vote is final (Mastodon 422).
-    const again = { ...two, choices: [1], previous: [0, 2] };
-    expect(step(pollMachine, multi.snapshot, again).accepted).toBe(false);
-    expect(pollVoteRefusal('open', multi.snapshot.context, again)).toEqual({
-      reason: 'already_voted', error: 'Validation failed: You have already voted on this poll',
-    });
+    // Voting again for an option not chosen yet adds it (Mastodon's VoteValidator), one voter still.
+    const more = stepOrThrow(pollMachine, multi.snapshot, { ...two, choices: [1], previous: [0, 2] });
+    expect(more.emitted[0]).toEqual(voted(A1, [1], true));
+    expect(more.snapshot.context).toMatchObject({ votes: [1, 1, 1], votersCount: 1 });
+    // A choice made already, alone or with a new one, is refused (Mastodon 422).
+    for (const choices of [[2], [1, 2]]) {
+      const again = { ...two, choices, previous: [0, 2] };
+      expect(step(pollMachine, multi.snapshot, again).accepted).toBe(false);
+      expect(pollVoteRefusal('open', multi.snapshot.context, again)).toEqual({
+        reason: 'already_voted', error: 'Validation failed: You have already voted on this poll',
+      });
+    }
     for (const choices of [[], [0, 0], [3], [-1], [1.5]]) {
       expect(step(pollMachine, newPoll({ multiple: true }), { ...two, choices }).accepted).toBe(false);
     }
@@ -370,10 +378,10 @@ describe('poll machine: the author and remote voters adding choices', () => {
     const more = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId: R, choices: [2], now: t(SEC), local: false, previous: [0] });
     expect(more.emitted).toEqual([voted(R, [2], false)]);
     expect(more.snapshot.context).toMatchObject({ votes: [1, 0, 1], votersCount: 1 });
-    // The same choice again is the same vote: refused. A local voter never adds.
+    // The same choice again is the same vote: refused, for a local voter too.
     const same = { type: 'poll.vote' as const, voterId: R, choices: [0], now: t(SEC), local: false, previous: [0, 2] };
     expect(pollVoteRefusal('open', more.snapshot.context, same)?.reason).toBe('already_voted');
-    expect(pollVoteRefusal('open', more.snapshot.context, { ...same, voterId: A1, local: true, choices: [1], previous: [0] })?.reason).toBe('already_voted');
+    expect(pollVoteRefusal('open', more.snapshot.context, { ...same, voterId: A1, local: true, choices: [0], previous: [0] })?.reason).toBe('already_voted');
     // On a single-choice poll a remote voter votes once.
     const single = stepOrThrow(pollMachine, newPoll(), { type: 'poll.vote', voterId: R, choices: [0], now: t(0), local: false }).snapshot;
     expect(pollVoteRefusal('open', single.context, { ...same, choices: [1], previous: [0] })?.reason).toBe('already_voted');

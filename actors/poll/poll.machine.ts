@@ -20,10 +20,12 @@
  *                   gives the reason and Mastodon's 422 message) when closed, expired
  *                   (now ≥ expiresAt), the voter is the poll's author (Mastodon's self_vote),
  *                   choices empty / out of range / duplicated, more than one choice on a
- *                   single-choice poll, the voter already voted, or a remote voter on a remote
- *                   poll (its votes reach us as tallies). A remote voter on a local multiple-choice
- *                   poll may add choices it has not made yet (Mastodon sends one Note per choice):
- *                   counted, but not as a new voter.
+ *                   single-choice poll, the voter already voted on a single-choice poll or
+ *                   votes again for a choice it made, or a remote voter on a remote poll (its
+ *                   votes reach us as tallies). On a multiple-choice poll any voter (local, or
+ *                   remote on a local poll: Mastodon sends one Note per choice) may add choices
+ *                   it has not made yet, as Mastodon's VoteValidator allows: counted, but not as
+ *                   a new voter.
  *   poll.close      {now, voterIds?} — open → closed. Once: in closed it is refused, so the close
  *                   timer firing after an early close writes nothing. `voterIds` (read by the
  *                   service from the vote rows) travel on in `poll.closed`.
@@ -176,8 +178,9 @@ export function pollVoteRefusal(
   if (!context.local && !vote.local) return refuse('remote_poll');
   if (context.authorId !== null && vote.voterId === context.authorId) return refuse('self_vote');
   const previous = vote.previous ?? null;
-  // A remote voter adds choices to a multiple-choice poll one Note at a time; anyone else votes once.
-  const adding = previous !== null && !vote.local && context.multiple;
+  // On a multiple-choice poll a voter may add choices it has not made (a remote one sends one Note
+  // per choice); on a single-choice poll everyone votes once.
+  const adding = previous !== null && context.multiple;
   if (previous !== null && !adding) return refuse('already_voted');
   if (!Array.isArray(vote.choices) || vote.choices.length === 0) return refuse('no_choice');
   if (vote.choices.some((c) => !Number.isInteger(c) || c < 0 || c >= context.options.length)) return refuse('invalid_choice');

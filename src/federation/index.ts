@@ -13,7 +13,7 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Announce, Block, Create, Delete, Emoji, Follow, Like, Move, Note, Undo, Reject, Update, type Activity } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Emoji, EmojiReact, Follow, Like, Move, Note, Undo, Reject, Update, type Activity } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
@@ -430,6 +430,11 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .on(Create, (ctx, activity) => onCreate(services, ctx, activity))
     .on(Announce, (ctx, activity) => onAnnounce(services, ctx, activity))
     .on(Like, (ctx, activity) => onLike(services, ctx, activity))
+    // An emoji reaction (Pleroma, Akkoma, Hollo): accepted and ignored, as Mastodon ignores it
+    // (Misskey's reactions come as a Like with `_misskey_reaction`: a favourite, above).
+    .on(EmojiReact, (_ctx, activity) => {
+      log.debug({ activity: activity.id?.href, actor: activity.actorId?.href }, 'EmojiReact ignored');
+    })
     .onError((_ctx, error) => {
       log.warn({ err: error }, 'inbox activity failed');
     });

@@ -98,12 +98,16 @@ export function compileFilterSet(accountId: string, rows: readonly FilterRow[]):
   };
 }
 
-/** The filters of `set` that match `status` in `context` (expired ones left out when `now` is given). */
-export function applyFilters(set: FilterSet, status: FilterableStatus, context: FilterContext, now?: Date): FilterOutcome {
+/**
+ * The filters of `set` that match `status` in `context` (expired ones left out when `now` is
+ * given). `'any'`: every filter whatever its context, as Mastodon's status_matches_filters for a
+ * status asked for by id.
+ */
+export function applyFilters(set: FilterSet, status: FilterableStatus, context: FilterContext | 'any', now?: Date): FilterOutcome {
   const out: FilterOutcome = { hidden: false, filtered: [] };
   if (set.filters.length === 0 || status.accountId === set.accountId) return out;
   for (const f of set.filters) {
-    if (!f.row.context.includes(context)) continue;
+    if (context !== 'any' && !f.row.context.includes(context)) continue;
     if (now && f.row.expiresAt && f.row.expiresAt.getTime() <= now.getTime()) continue;
     const keywordMatches = f.keywords.filter((k) => k.re.test(status.text)).map((k) => k.keyword);
     // As Mastodon: null when the filter has no statuses, else those of this status it names.

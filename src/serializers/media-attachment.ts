@@ -2,7 +2,7 @@
  * Mastodon's MediaAttachment entity (entities/MediaAttachment.md), pure: a row and the base URL of
  * the media storage in, JSON out.
  *
- * - `url` is null until the original is processed (POST /api/v2/media answers before that);
+ * - `url` is null until the original is processed (a queued upload is answered before that);
  * - a remote attachment Roost has not stored (files are fetched lazily, not yet) is shown at its
  *   remote address: `url` and, for images, `preview_url` are the `remote_url`;
  * - `meta` holds the sizes (`original`, `small`) and the focal point when one was set, as

@@ -171,8 +171,8 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
     json.reblogged = f?.reblogged ?? false;
     json.muted = f?.muted ?? false;
     json.bookmarked = f?.bookmarked ?? false;
-    // `pinned` only where the viewer could pin: their own public or unlisted non-reblog.
-    if (own && !status.reblogOfId && (status.visibility === 'public' || status.visibility === 'unlisted')) json.pinned = f?.pinned ?? false;
+    // `pinned` only where the viewer could pin (Mastodon's pinnable?): their own non-reblog, not direct.
+    if (own && !status.reblogOfId && status.visibility !== 'direct') json.pinned = f?.pinned ?? false;
     json.filtered = view.filtered?.get(status.id) ?? [];
   }
   return json;

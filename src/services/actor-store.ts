@@ -131,6 +131,8 @@ export interface StepActorOptions<X> {
  */
 export interface OneStatement<M extends AnyStateMachine> {
   event(row: RawRow): EventFromLogic<M>;
+  /** Whether the one statement fits the row read (false: the locking path steps it instead, e.g. a voter adding to an earlier vote). */
+  applies?(row: RawRow): boolean;
   /** More of a select list read with the row (e.g. whether a voter has voted); its params are numbered from $1 and renumbered after the table's. */
   read?: { columns: string; params: unknown[] };
   /**
@@ -421,7 +423,7 @@ async function stepActorInOneStatement<M extends AnyStateMachine, K, R extends o
     const [row] = guess
       ? [{ ...guess, ...opts.optimistic!.assume }]
       : await sql.query<RawRow>(prepared(`select ${table.select ?? '*'}${extra} from ${table.table} where ${where}`), [...params, ...(opts.read?.params ?? [])]);
-    if (!row) return null;
+    if (!row || (opts.applies && !opts.applies(row))) return null;
     const stored = (row.machine as StoredSnapshot | null | undefined) ?? (table.seed ? table.seed(row) : undefined);
     const previous = stored ? upgradeSnapshot(table.definition, stored, table.migrationFacts ? table.migrationFacts(row) : undefined) : undefined;
     const ev = opts.event(row);

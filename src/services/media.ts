@@ -12,10 +12,11 @@
  * pixels, Mastodon's 640×360) and a 4×4 blurhash (the `blurhash` package, from a small RGBA
  * downscale of the preview).
  *
- * POST /api/v1/media does all that before answering. POST /api/v2/media checks the upload (type,
- * size, dimensions) at once, keeps the bytes under a pending key and answers 202; the decoding and
- * encoding run in a background job (MEDIA_PROCESS_JOB, one account's uploads one at a time), and
- * GET /api/v1/media/:id answers 206 until the job is done.
+ * POST /api/v1/media and POST /api/v2/media do all that for an image before answering, as Mastodon
+ * does. `uploadMediaAsync` is the queued road, for work larger than an image (not taken by a
+ * route yet): it checks the upload (type, size, dimensions) at once, keeps the bytes under a
+ * pending key; the decoding and encoding run in a background job (MEDIA_PROCESS_JOB, one account's
+ * uploads one at a time), and GET /api/v1/media/:id answers 206 until the job is done.
  */
 import { randomBytes } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
@@ -33,7 +34,7 @@ import { findOwnMedia, findUnattachedMedia } from './reads/media.ts';
 
 sharp.cache(false);
 
-/** The job that processes an upload of POST /api/v2/media (payload { mediaId }). */
+/** The job that processes a queued upload (`uploadMediaAsync`; payload { mediaId }). */
 export const MEDIA_PROCESS_JOB = 'media.process';
 
 /** Mastodon's answers for what it cannot take. */
@@ -234,7 +235,7 @@ export async function uploadMedia(services: Services, accountId: string, input: 
 }
 
 /**
- * POST /api/v2/media: checks the upload now (type, size, dimensions), keeps its bytes and queues
+ * The queued upload (for work larger than an image): checks the upload now (type, size, dimensions), keeps its bytes and queues
  * the processing (MEDIA_PROCESS_JOB) in the transaction that stores the attachment as `queued`.
  * Returns its id.
  */

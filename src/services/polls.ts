@@ -181,14 +181,22 @@ export async function votePoll(services: Services, accountId: string, pollId: st
       services,
       POLL_TABLE,
       pollId,
-      // The locking path: the vote row first (a voter who has voted finds it taken), then the step.
+      // The locking path: the vote row first (a voter who has voted finds it taken, and its earlier
+      // choices, which this vote's join on a multiple-choice poll), then the step; a refused step
+      // rolls the row's change back.
       async (sql) => {
         const inserted = await sql.query(
           `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at)
            values ($1, $2, $3::text, $3::text::bigint, $4::integer[], $5, $5) on conflict (poll_id, voter) do nothing returning id`,
           [services.ids.next(), pollId, accountId, choices, now],
         );
-        return (asked = vote(inserted.length ? null : []));
+        if (inserted.length) return (asked = vote(null));
+        const [earlier] = await sql.query<{ choices: number[] }>(
+          `update poll_votes v set choices = (select array_agg(distinct c order by c) from unnest(v.choices || $3::integer[]) c), updated_at = $4
+             from poll_votes old where old.id = v.id and v.poll_id = $1 and v.voter = $2::text returning old.choices`,
+          [pollId, accountId, choices, now],
+        );
+        return (asked = vote(earlier ? earlier.choices.map(Number) : []));
       },
       {
         origin: 'client',
@@ -199,6 +207,9 @@ export async function votePoll(services: Services, accountId: string, pollId: st
         // path, as does a missing poll.
         oneStatement: {
           event: (row) => (asked = vote(row.voted ? [] : null)),
+          // A voter who has voted may add choices on a multiple-choice poll: its row is updated,
+          // on the locking path. Anyone else who has voted is refused here, from the row read.
+          applies: (row) => !(row.voted && row.multiple),
           read: { columns: 'exists (select 1 from poll_votes where poll_id = $1 and voter = $2::text) as voted', params: [pollId, accountId] },
           alsoWrite: {
             sql: `insert into poll_votes (id, poll_id, voter, account_id, choices, created_at, updated_at)

@@ -55,7 +55,6 @@ export async function registerAccount(services: Services, client: RegistrationCl
   const v = new Validation();
   const reason = input.reason?.trim() ?? '';
   if (!input.agreement) v.add('agreement', 'ERR_ACCEPTED', 'must be accepted');
-  if (input.locale && !isKnownLocale(input.locale)) v.add('locale', 'ERR_INCLUSION', 'is not included in the list');
   if (mode === 'approval' && !reason) v.add('reason', 'ERR_BLANK', "can't be blank");
   if ([...reason].length > MAX_REASON) v.add('reason', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_REASON} characters)`);
   await validateNewAccount(services, { username: input.username ?? '', email: input.email ?? '', password: input.password ?? '' }, v);
@@ -70,7 +69,8 @@ export async function registerAccount(services: Services, client: RegistrationCl
     email: input.email!,
     password: input.password!,
     approved: mode === 'open',
-    locale: input.locale || null,
+    // An unknown locale is dropped (the default applies), as Mastodon 4.3 does, not refused.
+    locale: input.locale && isKnownLocale(input.locale) ? input.locale : null,
     reason: reason || null,
     async inTransaction(tx, { user }) {
       tx.create(OAuthAccessTokenSchema, {

@@ -64,6 +64,14 @@ export function statusLength(text: string, perUrl: number): number {
   return n;
 }
 
+/** The language a status takes when its author gives none: the posting:default:language setting, else the user's locale's language. */
+function defaultPostingLanguage(settings: unknown, locale: string | null | undefined): string | null {
+  const chosen = (settings as Record<string, unknown> | null)?.['posting:default:language'];
+  if (typeof chosen === 'string' && chosen) return chosen;
+  const m = locale ? /^([a-z]{2,3})(?:[-_]|$)/.exec(locale) : null;
+  return m ? m[1]! : null;
+}
+
 /** The user's default visibility: as chosen in posting:default:visibility, else private when locked, else public. */
 function defaultVisibility(account: Account, user: User): ApiVisibility {
   const chosen = (user.settings as Record<string, unknown>)['posting:default:visibility'];
@@ -170,13 +178,15 @@ export async function checkNewStatus(services: Services, author: StatusAuthor, i
     v.add('text', 'ERR_TOO_LONG', `character limit of ${limits.maxCharacters} exceeded`);
   }
   // The settings afresh: the viewer's user row may be a few seconds old (reads/viewer.ts).
-  const [fresh] = await services.db.sql.query<{ settings: Record<string, unknown> | null }>(`select settings from users where id = $1`, [user.id]);
+  const [fresh] = await services.db.sql.query<{ settings: Record<string, unknown> | null; locale: string | null }>(`select settings, locale from users where id = $1`, [user.id]);
   let visibility: ApiVisibility = defaultVisibility(account, { ...user, settings: fresh?.settings ?? user.settings } as User);
   if (input.visibility !== undefined && input.visibility !== '') {
     if (!(VISIBILITIES as readonly string[]).includes(input.visibility)) v.add('visibility', 'ERR_INCLUSION', 'is not included in the list');
     else visibility = input.visibility as ApiVisibility;
   }
-  const language = input.language ? input.language.trim() : null;
+  // No language given: the author's default posting language, else the language of their locale
+  // (Mastodon's preferred_posting_language cascade), else none.
+  const language = input.language?.trim() || defaultPostingLanguage(fresh?.settings ?? user.settings, fresh ? fresh.locale : user.locale);
   if (language && (language.length > MAX_LANGUAGE || !/^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{1,8})*$/.test(language))) {
     v.add('language', 'ERR_INVALID', 'is not a valid language code');
   }
@@ -463,13 +473,14 @@ function pinError(description: string): RoostError {
   return new RoostError(422, `Validation failed: ${description}`, { details: { status: [{ error: 'ERR_INVALID', description }] } });
 }
 
-/** Pins one of the viewer's own public or unlisted statuses (at most config.limits.accounts.maxPinnedStatuses). */
+/** Pins one of the viewer's own statuses, not a direct one (at most config.limits.accounts.maxPinnedStatuses). */
 export async function pinStatus(services: Services, accountId: string, id: string): Promise<string> {
   const s = await findVisibleStatus(services, id, accountId);
   if (!s) throw notFound();
   if (s.reblogOfId) throw pinError('A boost cannot be pinned');
   if (s.accountId !== accountId) throw pinError('Post that belongs to another person cannot be pinned');
-  if (s.visibility !== 'public' && s.visibility !== 'unlisted') throw pinError('Non-public post cannot be pinned');
+  // Mastodon (since 4.0) pins followers-only posts too; only direct ones are refused.
+  if (s.visibility === 'direct') throw pinError('Posts that are only visible to mentioned users cannot be pinned');
   const max = services.config.limits.accounts.maxPinnedStatuses;
   await services.db.sql.transaction(async (sql) => {
     // Lock the account's row so two pins at once cannot both pass the limit.

@@ -211,6 +211,11 @@ async function sse(services: Services, ctx: RequestContext, name: string | null)
   const release = hub.reserve(viewer.account!.id);
   if (release === null) return tooMany();
   const encoder = new TextEncoder();
+  // uWS writes a chunk's closing CRLF only with the next write, and a line-reading client (Python's
+  // requests, curl) hands a chunk on only once that CRLF came: an event alone in its write would
+  // wait for the next heartbeat. So each event's chunk is followed at once by a tiny comment chunk
+  // (ignored by every SSE parser), whose write completes the event's.
+  const trailer = encoder.encode(':\n');
   let client: StreamClient | null = null;
   let heartbeat: NodeJS.Timeout | null = null;
   const end = () => {
@@ -232,11 +237,13 @@ async function sse(services: Services, ctx: RequestContext, name: string | null)
             return false;
           }
           controller.enqueue(encoder.encode(text));
+          controller.enqueue(trailer);
           return true;
         };
         client = hub.connect(viewer.account!.id, { format: 'sse', write });
         hub.subscribe(client, resolved);
         controller.enqueue(encoder.encode(':)\n'));
+        controller.enqueue(trailer);
         heartbeat = setInterval(() => write(':thump\n'), SSE_HEARTBEAT_MS);
         heartbeat.unref?.();
         if (resumeFrom) void hub.resume(client, resumeFrom).catch((err) => services.log.error({ err }, 'stream resume failed'));

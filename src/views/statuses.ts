@@ -21,7 +21,7 @@ export async function renderStatuses(
   services: Services,
   ids: readonly string[],
   viewerId: string | null,
-  opts: SerializeStatusOptions & { filterContext?: FilterContext } = {},
+  opts: SerializeStatusOptions & { filterContext?: FilterContext | 'any' } = {},
 ): Promise<MastodonStatus[]> {
   const rendered = statusesOfPage(await loadStatusPage(services, ids, viewerId, { filterContext: opts.filterContext }), ids, opts);
   return ids.flatMap((id) => rendered.get(id) ?? []);
@@ -47,7 +47,7 @@ export function statusesOfPage(
 }
 
 /** One status rendered, or a 404 when it is not there. */
-export async function renderStatus(services: Services, id: string, viewerId: string | null, opts: SerializeStatusOptions = {}): Promise<MastodonStatus> {
+export async function renderStatus(services: Services, id: string, viewerId: string | null, opts: SerializeStatusOptions & { filterContext?: 'any' } = {}): Promise<MastodonStatus> {
   const [json] = await renderStatuses(services, [id], viewerId, opts);
   if (!json) throw new RoostError(404, 'Record not found');
   return json;

@@ -88,6 +88,16 @@ describe('POST /api/v1/accounts in open mode', () => {
     expect(tok).toEqual({ client_id: clientId, scopes: 'read write follow' });
   });
 
+  it('drops an unknown locale (the default applies) instead of refusing the sign-up, as Mastodon 4.3', async () => {
+    const { roost, token } = instances.get('open')!;
+    for (const [n, locale, kept] of [[1, 'xx-YY', null], [2, 'klingon', null], [3, 'pt-BR', 'pt-BR']] as const) {
+      const res = await apiRequest(roost, '/api/v1/accounts', { token, body: { ...good, username: `loc${n}`, email: `loc${n}@example.test`, locale } });
+      expect([locale, res.status, typeof res.body.access_token]).toEqual([locale, 200, 'string']);
+      const user = await roost.services.db.em().findOneOrFail(UserSchema, { email: `loc${n}@example.test` });
+      expect([locale, user.locale]).toEqual([locale, kept]);
+    }
+  });
+
   it('lists every validation problem in one 422, in Mastodon’s words, and creates nothing', async () => {
     const { roost, token } = instances.get('open')!;
     await apiRequest(roost, '/api/v1/accounts', { token, body: { ...good, username: 'taken', email: 'taken@example.test' } });
@@ -96,10 +106,9 @@ describe('POST /api/v1/accounts in open mode', () => {
     const res = await apiRequest(roost, '/api/v1/accounts', { token, body: { username: 'TAKEN', email: 'not-an-email', password: 'short', agreement: false, locale: 'xx-YY' } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
-      error: 'Validation failed: Agreement must be accepted, Locale is not included in the list, Email is invalid, Password is too short (minimum is 8 characters), Username is already taken',
+      error: 'Validation failed: Agreement must be accepted, Email is invalid, Password is too short (minimum is 8 characters), Username is already taken',
       details: {
         agreement: [{ error: 'ERR_ACCEPTED', description: 'must be accepted' }],
-        locale: [{ error: 'ERR_INCLUSION', description: 'is not included in the list' }],
         username: [{ error: 'ERR_TAKEN', description: 'is already taken' }],
         email: [{ error: 'ERR_INVALID', description: 'is invalid' }],
         password: [{ error: 'ERR_TOO_SHORT', description: 'is too short (minimum is 8 characters)' }],

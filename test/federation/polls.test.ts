@@ -204,10 +204,22 @@ describe('polls between two instances', () => {
     clock.advance(3 * MIN);
     await eventually(async () => (await tallies(b, m.uri)) === '1,0,1', 20_000, 'the tallies on B');
     expect(await pollOf(b, m.uri)).toMatchObject({ cached_tallies: [1, 0, 1], votes_count: 2, voters_count: 1 });
+    // A later vote for another option is taken on B (Mastodon) and reaches A as one more Note;
+    // a choice made already is refused.
+    const more = await bob.api(`/api/v1/polls/${onB.id}/votes`, { method: 'POST', body: { choices: ['1'] } });
+    expect([more.status, more.body.own_votes]).toEqual([200, [0, 1, 2]]);
+    const same = await bob.api(`/api/v1/polls/${onB.id}/votes`, { method: 'POST', body: { choices: ['1'] } });
+    expect([same.status, same.body.error]).toEqual([422, 'Validation failed: You have already voted on this poll']);
+    await eventually(async () => (await tallies(a, m.uri)) === '1,1,1', 20_000, 'the third Note on A');
+    expect(await pollOf(a, m.uri)).toMatchObject({ votes_count: 3, voters_count: 1 });
+    expect(await votesOn(a, m.poll.id)).toEqual([{ voter: bobOnA.uri, account_id: bobOnA.id, choices: [0, 1, 2] }]);
+    await settled(a, b);
+    clock.advance(3 * MIN);
+    await eventually(async () => (await tallies(b, m.uri)) === '1,1,1', 20_000, 'the tallies on B again');
     // The Question says anyOf.
     const doc = (await (await fetch(m.uri, { headers: AP })).json()) as Record<string, unknown>;
     expect([doc.type, (doc.anyOf as { name: string; replies: { totalItems: number } }[]).map((o) => [o.name, o.replies.totalItems]), 'oneOf' in doc]).toEqual([
-      'Question', [['red', 1], ['green', 0], ['blue', 1]], false,
+      'Question', [['red', 1], ['green', 1], ['blue', 1]], false,
     ]);
   });
 

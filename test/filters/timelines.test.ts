@@ -171,6 +171,47 @@ describe('hide and warn on timelines', () => {
   });
 });
 
+describe('statuses asked for by id (GET /api/v1/statuses/:id and ?id[]=)', () => {
+  const VILLAINS = { filter: { id: '', title: 'No villains', context: ['home', 'public'], expires_at: null, filter_action: 'hide' }, keyword_matches: ['villain'], status_matches: null };
+  const ENDINGS = (id: string) => ({ filter: { id, title: 'Endings', context: ['thread', 'account'], expires_at: null, filter_action: 'hide' }, keyword_matches: ['the end'], status_matches: null });
+
+  it('fill `filtered` with every matching filter of the viewer, whatever its context, and hide nothing (Mastodon)', async () => {
+    const endings = (await alice.api('/api/v2/filters')).body.find((f: { title: string }) => f.title === 'Endings').id;
+    const villains = { ...VILLAINS, filter: { ...VILLAINS.filter, id: hideId } };
+    const one = await alice.api(`/api/v1/statuses/${posts.twist}`);
+    expect([one.status, one.body.filtered]).toEqual([200, [PLOT(['#plot', 'twist'])]]);
+    const hidden = await alice.api(`/api/v1/statuses/${posts.villain}`);
+    expect([hidden.status, hidden.body.filtered]).toEqual([200, [villains]]);
+    expect((await alice.api(`/api/v1/statuses/${posts.end}`)).body.filtered).toEqual([ENDINGS(endings)]);
+    // A reblog and the status it carries show the results of the status reblogged.
+    const reblog = (await alice.api(`/api/v1/statuses/${posts.reblogVillain}`)).body;
+    expect([reblog.filtered, reblog.reblog.filtered]).toEqual([[villains], [villains]]);
+    expect((await alice.api(`/api/v1/statuses/${posts.calm}`)).body.filtered).toEqual([]);
+    expect((await alice.api(`/api/v1/statuses/${posts.own}`)).body.filtered).toEqual([]);
+    const ids = ['twist', 'villain', 'calm', 'end'].map((k) => posts[k]);
+    const many = await alice.api(`/api/v1/statuses?${ids.map((id) => `id[]=${id}`).join('&')}`);
+    expect(many.body.map((s: S) => [keyOf(s.id), s.filtered])).toEqual([
+      ['twist', [PLOT(['#plot', 'twist'])]], ['villain', [villains]], ['calm', []], ['end', [ENDINGS(endings)]],
+    ]);
+    // Others, and signed out, see no results.
+    expect('filtered' in (await fetch(roost.at(`/api/v1/statuses/${posts.villain}`)).then((r) => r.json() as Promise<object>))).toBe(false);
+    expect((await carol.api(`/api/v1/statuses/${posts.villain}`)).body.filtered).toEqual([]);
+  });
+
+  it('cost a fixed number of statements, with filters or without', async () => {
+    const two = ['twist', 'villain'].map((k) => `id[]=${posts[k]}`).join('&');
+    const ten = ['twist', 'villain', 'calm', 'end', 'afterEnd', 'cw', 'poll', 'reblogVillain', 'reblogPlot', 'villains'].map((k) => `id[]=${posts[k]}`).join('&');
+    await alice.api(`/api/v1/statuses?${two}`);
+    const q2 = await capturedStatements(roost, () => alice.api(`/api/v1/statuses?${two}`));
+    const q10 = await capturedStatements(roost, () => alice.api(`/api/v1/statuses?${ten}`));
+    const qOne = await capturedStatements(roost, () => alice.api(`/api/v1/statuses/${posts.villain}`));
+    const qNoFilters = await capturedStatements(roost, () => carol.api(`/api/v1/statuses?${ten}`));
+    expect(q10).toEqual(q2);
+    expect(qOne.length).toBe(q2.length);
+    expect(qNoFilters.length).toBe(q2.length);
+  });
+});
+
 describe('a page with filters present costs a fixed number of statements', () => {
   it('home, public and hashtag: 2 and 10 alike', async () => {
     for (let i = 0; i < 12; i++) await post(bob, `bulk${i}`, { status: i % 3 === 0 ? `villain ${i} #bulk` : i % 3 === 1 ? `#plot ${i} #bulk` : `fine ${i} #bulk` });

@@ -1,7 +1,7 @@
 /**
  * Media attachments through the real server: the synchronous upload (EXIF orientation applied,
- * metadata gone, the file served with its type and size), the asynchronous one (202 → 206 while
- * the job waits → 200), description and focus, bad uploads, ownership, statuses with media (in
+ * metadata gone, the file served with its type and size; v1 and v2 alike for an image), the queued
+ * one (206 while the job waits → 200), description and focus, bad uploads, ownership, statuses with media (in
  * order, text optional, limits and Mastodon's errors), delete and redraft, only_media, and
  * DELETE /api/v1/media/:id.
  */
@@ -14,7 +14,7 @@ import { eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts'
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { enqueue } from '../../src/jobs/queue.ts';
 import { JOBS_NOTIFY_CHANNEL } from '../../src/jobs/schema.ts';
-import { mediaOrderingKey } from '../../src/services/media.ts';
+import { mediaOrderingKey, uploadMediaAsync } from '../../src/services/media.ts';
 import { unknownKeys, validate } from '../serializers/openapi-check.ts';
 
 let roost: TestRoost;
@@ -147,13 +147,38 @@ describe('POST /api/v1/media (synchronous)', () => {
   });
 });
 
-describe('POST /api/v2/media (asynchronous)', () => {
-  it('answers 202 with url null, 206 while the job waits, then 200 once processed', async () => {
+describe('POST /api/v2/media with an image (synchronous, as Mastodon)', () => {
+  it('answers 200 with the URLs, and the media attaches at once', async () => {
+    const carol = await createTestUser(roost, 'carol');
+    const res = await upload(carol, form(await png(1280, 720), { description: 'now', focus: '-1,1' }, 'image/png'), 'v2');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: 'image', description: 'now', remote_url: null, preview_remote_url: null, text_url: null });
+    expect(res.body.url).toMatch(new RegExp(`^${files}`));
+    expect(res.body.preview_url).toMatch(new RegExp(`^${files}`));
+    expect(res.body.meta).toEqual({
+      original: { width: 1280, height: 720, size: '1280x720', aspect: 1280 / 720 },
+      small: { width: 640, height: 360, size: '640x360', aspect: 640 / 360 },
+      focus: { x: -1, y: 1 },
+    });
+    expect(res.body.blurhash).toMatch(/^U.{35}$/);
+    const file = await fetch(res.body.url);
+    expect([file.status, file.headers.get('content-type')]).toEqual([200, 'image/png']);
+    expect((await carol.api(`/api/v1/media/${res.body.id}`)).status).toBe(200);
+    const posted = await post(carol, { status: 'right away', media_ids: [res.body.id], visibility: 'private' });
+    expect([posted.status, posted.body.media_attachments?.[0]?.id]).toEqual([200, res.body.id]);
+    // Nothing was queued for it.
+    const jobs = await roost.services.db.sql.query<{ n: number }>(`select count(*)::int as n from jobs where kind = 'media.process'`);
+    expect(jobs[0]!.n).toBe(0);
+  });
+});
+
+describe('queued processing (uploadMediaAsync, kept for work larger than an image)', () => {
+  it('stores url null, 206 while the job waits, then 200 once processed', async () => {
     // Hold alice's processing: a job of her media ordering key that is not due comes first.
     const sql = roost.services.db.sql;
     const blocker = await enqueue(sql, { kind: 'test.hold', payload: {}, runAt: new Date(Date.now() + 3_600_000), orderingKey: mediaOrderingKey(alice.account.id) });
-    const res = await upload(alice, form(await png(1280, 720), { description: 'later', focus: '-1,1' }, 'image/png'), 'v2');
-    expect(res.status).toBe(202);
+    const id = await uploadMediaAsync(roost.services, alice.account.id, { file: await png(1280, 720), description: 'later', focus: '-1,1' });
+    const res = { body: { id } };
     const queued = {
       id: res.body.id,
       type: 'image',
@@ -166,7 +191,6 @@ describe('POST /api/v2/media (asynchronous)', () => {
       description: 'later',
       blurhash: null,
     };
-    expect(res.body).toEqual(queued);
     const waiting = await alice.api(`/api/v1/media/${res.body.id}`);
     expect([waiting.status, waiting.body]).toEqual([206, queued]);
     // Not attachable before it is processed; a PUT meanwhile is kept.
@@ -337,11 +361,12 @@ describe('uploads that pass the header check but do not decode, and animated GIF
     return png;
   }
 
-  it('v1 refuses at once; v2 accepts, then the job marks it failed: GET and PUT answer Mastodon’s 422', async () => {
-    const sync = await upload(alice, form(await corruptPng(), {}, 'image/png'));
-    expect([sync.status, sync.body]).toEqual([422, { error: 'File type of uploaded media could not be verified' }]);
-    const res = await upload(alice, form(await corruptPng(), {}, 'image/png'), 'v2');
-    expect(res.status).toBe(202);
+  it('v1 and v2 refuse at once; a queued one is marked failed by its job: GET and PUT answer Mastodon’s 422', async () => {
+    for (const version of ['v1', 'v2']) {
+      const sync = await upload(alice, form(await corruptPng(), {}, 'image/png'), version);
+      expect([version, sync.status, sync.body]).toEqual([version, 422, { error: 'File type of uploaded media could not be verified' }]);
+    }
+    const res = { body: { id: await uploadMediaAsync(roost.services, alice.account.id, { file: await corruptPng() }) } };
     const failed = await eventually(async () => {
       const r = await alice.api(`/api/v1/media/${res.body.id}`);
       return r.status === 422 ? r : null;

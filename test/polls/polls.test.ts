@@ -139,6 +139,28 @@ describe('voting', () => {
     expect((await other.api('/api/v1/polls/99999/votes', { method: 'POST', body: { choices: ['0'] } })).status).toBe(404);
   });
 
+  it('on a multiple-choice poll takes a later vote for other options (Mastodon), refusing only a choice made already', async () => {
+    const poll = (await post({ options: ['a', 'b', 'c', 'd'], expires_in: 600, multiple: true })).body.poll;
+    const vote = (choices: string[]) => voter.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body: { choices } });
+    expect((await vote(['0'])).status).toBe(200);
+    const more = await vote(['2']);
+    expect(more.status).toBe(200);
+    expect(more.body).toMatchObject({ votes_count: 2, voters_count: 1, voted: true, own_votes: [0, 2] });
+    for (const choices of [['2'], ['1', '0'], ['0']]) {
+      const r = await vote(choices);
+      expect([choices, r.status, r.body.error]).toEqual([choices, 422, 'Validation failed: You have already voted on this poll']);
+    }
+    const last = await vote(['3', '1']);
+    expect(last.body).toMatchObject({
+      votes_count: 4, voters_count: 1, own_votes: [0, 1, 2, 3],
+      options: [{ title: 'a', votes_count: 1 }, { title: 'b', votes_count: 1 }, { title: 'c', votes_count: 1 }, { title: 'd', votes_count: 1 }],
+    });
+    const rows = await roost.services.db.sql.query<{ voter: string; choices: number[] }>(`select voter, choices from poll_votes where poll_id = $1`, [poll.id]);
+    expect(rows).toEqual([{ voter: voter.account.id, choices: [0, 1, 2, 3] }]);
+    const voted = (await outbox(poll.id)).filter((e) => e.type === 'poll.voted').map((e) => e.payload.choices);
+    expect(voted).toEqual([[0], [2], [1, 3]]);
+  });
+
   it('hides totals from others until the end, not from the author', async () => {
     const poll = (await post({ options: ['a', 'b'], expires_in: 600, hide_totals: true })).body.poll;
     expect((await voter.api(`/api/v1/polls/${poll.id}/votes`, { method: 'POST', body: { choices: ['0'] } })).body.options).toEqual([

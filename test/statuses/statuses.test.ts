@@ -186,6 +186,32 @@ describe('posting rules', () => {
     expect((await post(dora, { status: 'loud', visibility: 'public' })).body.visibility).toBe('public');
   });
 
+  it('takes the author\'s default posting language when none is given (Mastodon), else their locale\'s', async () => {
+    const erin = await createTestUser(roost, 'erin');
+    expect((await post(erin, { status: 'no language anywhere' })).body.language).toBe(null);
+    // The locale chosen at sign-up (pt-BR): its language.
+    await roost.services.db.sql.query(`update users set locale = 'pt-BR' where id = $1`, [erin.user.id]);
+    expect((await post(erin, { status: 'olá' })).body.language).toBe('pt');
+    const set = await erin.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { source: { language: 'fr' } } });
+    expect(set.body.source.language).toBe('fr');
+    const plain = await post(erin, { status: 'bonjour' });
+    expect(plain.body.language).toBe('fr');
+    expect((await erin.api(`/api/v1/statuses/${plain.body.id}`)).body.language).toBe('fr');
+    expect((await post(erin, { status: 'hallo', language: 'de' })).body.language).toBe('de');
+    expect((await post(erin, { status: 'blank', language: '' })).body.language).toBe('fr');
+  });
+
+  it('translate answers Mastodon\'s 503 without a translation backend (403 private, 404 unseen)', async () => {
+    const pub = (await post(alice, { status: 'hola mundo', language: 'es' })).body;
+    const res = await bob.api(`/api/v1/statuses/${pub.id}/translate`, { method: 'POST', body: { lang: 'en' } });
+    expect([res.status, res.body]).toEqual([503, { error: 'Service Unavailable' }]);
+    const mine = await bob.api(`/api/v1/statuses/${(await post(bob, { status: 'private', visibility: 'private' })).body.id}/translate`, { method: 'POST' });
+    expect([mine.status, mine.body]).toEqual([403, { error: 'This action is not allowed' }]);
+    const hidden = (await post(alice, { status: 'followers only', visibility: 'private' })).body;
+    expect((await bob.api(`/api/v1/statuses/${hidden.id}/translate`, { method: 'POST' })).body).toEqual({ error: 'Record not found' });
+    expect((await apiRequest(roost, `/api/v1/statuses/${pub.id}/translate`, { method: 'POST' })).status).toBe(401);
+  });
+
   it('gives the same status for the same Idempotency-Key within an hour', async () => {
     const a = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });
     const b = await post(alice, { status: 'once' }, { 'idempotency-key': 'k1' });
@@ -216,7 +242,21 @@ describe('posting rules', () => {
     expect((await alice.api(`/api/v1/statuses/${s.body.id}`)).body.application).toEqual({ name: 'Tooter', website: null });
   });
 
-  it('bookmarks, and pins own public statuses up to the limit', async () => {
+  it('reblogged_by lists public and unlisted reblogs, not followers-only ones (Mastodon)', async () => {
+    const s = (await post(alice, { status: 'boost me' })).body;
+    const [pub, unl, priv] = await Promise.all(['rb_pub', 'rb_unl', 'rb_priv'].map((n) => createTestUser(roost, n)));
+    for (const [u, visibility] of [[pub!, 'public'], [unl!, 'unlisted'], [priv!, 'private']] as const) {
+      const r = await u.api(`/api/v1/statuses/${s.id}/reblog`, { method: 'POST', body: { visibility } });
+      expect([r.status, r.body.visibility]).toEqual([200, visibility]);
+    }
+    const expected = [unl!.account.id, pub!.account.id];
+    for (const who of [null, alice, priv!]) {
+      const r = who ? await who.api(`/api/v1/statuses/${s.id}/reblogged_by`) : await apiRequest(roost, `/api/v1/statuses/${s.id}/reblogged_by`);
+      expect(r.body.map((a: { id: string }) => a.id)).toEqual(expected);
+    }
+  });
+
+  it('bookmarks, and pins own statuses (not direct ones) up to the limit', async () => {
     const mine = (await post(bob, { status: 'pin me' })).body;
     const theirs = (await post(alice, { status: 'not yours' })).body;
     expect((await bob.api(`/api/v1/statuses/${theirs.id}/bookmark`, { method: 'POST' })).body.bookmarked).toBe(true);
@@ -224,8 +264,23 @@ describe('posting rules', () => {
     expect((await bob.api(`/api/v1/statuses/${mine.id}/pin`, { method: 'POST' })).body.pinned).toBe(true);
     const other = await bob.api(`/api/v1/statuses/${theirs.id}/pin`, { method: 'POST' });
     expect(other.status).toBe(422);
+    // Followers-only: pinned (Mastodon 4.0+), listed for who may see it; direct: refused.
     const secret = (await post(bob, { status: 'private', visibility: 'private' })).body;
-    expect((await bob.api(`/api/v1/statuses/${secret.id}/pin`, { method: 'POST' })).status).toBe(422);
+    const pinnedSecret = await bob.api(`/api/v1/statuses/${secret.id}/pin`, { method: 'POST' });
+    expect([pinnedSecret.status, pinnedSecret.body.pinned, pinnedSecret.body.visibility]).toEqual([200, true, 'private']);
+    const seen = async (u: TestUser | null) =>
+      (await (u ? u.api(`/api/v1/accounts/${bob.account.id}/statuses?pinned=true`) : apiRequest(roost, `/api/v1/accounts/${bob.account.id}/statuses?pinned=true`))).body.map((x: { id: string }) => x.id);
+    expect(await seen(bob)).toEqual([secret.id, mine.id]);
+    expect(await seen(null)).toEqual([mine.id]);
+    expect(await seen(alice)).toEqual([mine.id]);
+    expect((await bob.api(`/api/v1/statuses/${secret.id}/unpin`, { method: 'POST' })).body.pinned).toBe(false);
+    const dm = (await post(bob, { status: '@alice just us', visibility: 'direct' })).body;
+    expect('pinned' in dm).toBe(false); // not pinnable: no flag, as Mastodon's serializer
+    const refused = await bob.api(`/api/v1/statuses/${dm.id}/pin`, { method: 'POST' });
+    expect([refused.status, refused.body]).toEqual([422, {
+      error: 'Validation failed: Posts that are only visible to mentioned users cannot be pinned',
+      details: { status: [{ error: 'ERR_INVALID', description: 'Posts that are only visible to mentioned users cannot be pinned' }] },
+    }]);
     const max = roost.services.config.limits.accounts.maxPinnedStatuses;
     for (let i = 1; i < max; i++) {
       const s = (await post(bob, { status: `pin ${i}` })).body;

@@ -59,6 +59,8 @@ export interface RouteSpec {
   allowsUnconfirmed?: boolean;
   /** Answers 2xx for an id of no row (Mastodon dismisses an unknown suggestion silently). */
   unknownIdOk?: boolean;
+  /** Answers Mastodon's 503 {"error": "Service Unavailable"} by design (translation with no backend): not a server error. */
+  unavailable?: boolean;
   /** Served by the same handler as this method on the same path (PUT/PATCH): its params are swept there. */
   sameHandlerAs?: RouteSpec['method'];
 }
@@ -256,6 +258,7 @@ export const ROUTES: RouteSpec[] = [
   statusAction('unpin', ['write', 'write:accounts']),
   statusAction('mute', ['write', 'write:mutes']),
   statusAction('unmute', ['write', 'write:mutes']),
+  { ...statusAction('translate', READ_STATUSES, { lang: 'string' }), unavailable: true },
   { method: 'GET', path: '/api/v1/accounts/:id/identity_proofs', auth: 'public', pathParams: ACCOUNT },
   relationship('follow', FOLLOWS, { reblogs: 'bool', notify: 'bool', languages: 'strings' }),
   relationship('unfollow', FOLLOWS),

@@ -109,13 +109,14 @@ export function statusRoutes(router: Router, services: Services): void {
     const viewer = await authorizeIfGotToken(services, ctx, READ);
     const viewerId = viewer?.account?.id ?? null;
     const ids = paramIds(ctx.query.id, MAX_MANY);
-    return json(await renderStatuses(services, await visibleStatusIds(services, ids, viewerId), viewerId));
+    // As Mastodon: every filter of the viewer's that matches fills `filtered`, whatever its context; none hides.
+    return json(await renderStatuses(services, await visibleStatusIds(services, ids, viewerId), viewerId, { filterContext: 'any' }));
   });
 
   router.get('/api/v1/statuses/:id', async (ctx) => {
     const viewer = await authorizeIfGotToken(services, ctx, READ);
     const viewerId = viewer?.account?.id ?? null;
-    return json(await renderStatus(services, await visibleId(services, ctx, viewerId), viewerId));
+    return json(await renderStatus(services, await visibleId(services, ctx, viewerId), viewerId, { filterContext: 'any' }));
   });
 
   router.delete('/api/v1/statuses/:id', async (ctx) => {
@@ -167,6 +168,17 @@ export function statusRoutes(router: Router, services: Services): void {
     const source = await statusSource(services, await visibleId(services, ctx, viewer.account.id));
     if (!source) throw new RoostError(404, 'Record not found');
     return json(source);
+  });
+
+  // Translation (methods/statuses.md#translate): Roost has no translation backend yet, so a status
+  // that could be translated answers Mastodon's 503; one that may not be (private, direct) 403,
+  // one the viewer cannot see 404.
+  router.post('/api/v1/statuses/:id/translate', async (ctx) => {
+    const viewer = await requireUser(services, ctx, READ);
+    const s = await findVisibleStatus(services, requireId(ctx.params.id), viewer.account.id);
+    if (!s) throw new RoostError(404, 'Record not found');
+    if (s.visibility !== 'public' && s.visibility !== 'unlisted') throw new RoostError(403, 'This action is not allowed');
+    throw new RoostError(503, 'Service Unavailable');
   });
 
   const action = (name: string, scopes: string[], run: (viewer: UserViewer, id: string, ctx: RequestContext) => Promise<string>) => {

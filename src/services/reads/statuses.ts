@@ -194,7 +194,7 @@ export async function statusContext(
   return { ancestors: ancestors.map((r) => r.id), descendants: descendants.map((r) => r.id) };
 }
 
-/** The accounts that favourited (by favourite id) or reblogged (by reblog id) a status, newest first. */
+/** The accounts that favourited (by favourite id) or reblogged (by reblog id, public and unlisted reblogs) a status, newest first. */
 export async function statusActorsPage(
   services: Services,
   statusId: string,
@@ -202,7 +202,9 @@ export async function statusActorsPage(
   p: PageParams,
 ): Promise<{ accountIds: string[]; cursorIds: string[] }> {
   const table = which === 'favourited_by' ? 'favourites x' : 'statuses x';
-  const on = which === 'favourited_by' ? 'x.status_id = $1' : 'x.reblog_of_id = $1 and x.deleted_at is null';
+  // Reblogs: the public and unlisted ones only (Mastodon's distributable_visibility); a
+  // followers-only reblog is not shown to everyone.
+  const on = which === 'favourited_by' ? 'x.status_id = $1' : `x.reblog_of_id = $1 and x.deleted_at is null and x.visibility in ('public', 'unlisted')`;
   const page = pageSql('x.id', p, 2);
   const rows = await services.db.sql.query<{ id: string; account_id: string }>(
     `select x.id::text, x.account_id::text from ${table} join accounts a on a.id = x.account_id
@@ -347,7 +349,8 @@ export async function loadStatusPage(
   ids: readonly string[],
   viewerId: string | null,
   opts: {
-    filterContext?: FilterContext;
+    /** The viewer's filters of this context apply; `'any'`: all of them fill `filtered`, none hides (a status asked for by id). */
+    filterContext?: FilterContext | 'any';
     /** More accounts to read with the statuses' authors, in the same statement (a notification page's), into `view.accounts`. */
     alsoAccounts?: readonly string[];
   } = {},
@@ -426,7 +429,7 @@ export async function loadStatusPage(
 }
 
 /** Step 4: the viewer's filters (read in step 1) on the page; results into view.filtered and view.hidden. */
-function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext): void {
+function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRow>, view: StatusView, viewerId: string, context: FilterContext | 'any'): void {
   const now = view.now!;
   const set = compileFilterSet(viewerId, filters);
   if (set.filters.length === 0) return;
@@ -453,7 +456,7 @@ function applyViewerFilters(filters: FilterRow[], statuses: Map<string, StatusRo
     if (!proper) continue;
     const outcome = applyFilters(set, { id: s.id, reblogOfId: s.reblogOfId, accountId: s.accountId, text: textOf(proper) }, context, now);
     if (outcome.filtered.length) view.filtered.set(s.id, outcome.filtered);
-    if (outcome.hidden) view.hidden.add(s.id);
+    if (outcome.hidden && context !== 'any') view.hidden.add(s.id);
     if (s.reblogOfId) reblogs.push(s);
   }
   // As Mastodon: the status a reblog carries shows the reblog's results.
