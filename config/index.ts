@@ -90,6 +90,11 @@ export interface RoostConfig {
     circuitFailures: number;
     circuitSpanSeconds: number;
     circuitProbeSeconds: number;
+    /**
+     * Bound on resolving one unknown remote mention (`@user@other.example`: WebFinger, then the
+     * actor) while a local status is posted or edited; one not resolved in time stays plain text.
+     */
+    mentionLookupTimeoutSeconds: number;
   };
   /**
    * How long the outbox keeps a fact (table outbox_events, the trace of what happened) once it is
@@ -568,6 +573,12 @@ const SPECS: Record<string, KeySpec> = {
     file: 'federation.circuitProbeSeconds',
     parse: integer(1, 7 * 86_400),
     default: () => 3600,
+  },
+  'federation.mentionLookupTimeoutSeconds': {
+    env: 'ROOST_MENTION_LOOKUP_TIMEOUT',
+    file: 'federation.mentionLookupTimeoutSeconds',
+    parse: integer(1, 60),
+    default: () => 5,
   },
   trustedProxies: {
     env: 'ROOST_TRUSTED_PROXIES',

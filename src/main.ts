@@ -41,6 +41,8 @@ import { metricsRoutes } from './api/metrics.ts';
 import { Router } from './http/index.ts';
 import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './events/timers.ts';
 import { handleTimer } from './services/timers.ts';
+import { setRemoteAccountResolver } from './services/remote-mentions.ts';
+import { lookupRemoteAccount } from './federation/lookup.ts';
 import { createDomainPolicy } from './services/domain-policy.ts';
 import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
@@ -292,6 +294,9 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     const listener = pgNotifyListener(opened.databaseUrl, { log: log.child({ module: 'jobs' }) });
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
     const federation = federationOn(services, listener);
+    // Unknown remote mentions in local posts are resolved through the federation's bounded lookup.
+    setRemoteAccountResolver(services, (username, domain, signal) => lookupRemoteAccount(services, federation, `${username}@${domain}`, { signal }));
+    stops.push(async () => setRemoteAccountResolver(services, null));
     if (roles.has('streaming')) {
       // Subscribed before anything opens a transaction (PGlite: LISTEN would join it).
       const hub = new StreamingHub(services, listener);

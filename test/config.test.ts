@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       circuitFailures: 10,
       circuitSpanSeconds: 604_800,
       circuitProbeSeconds: 3600,
+      mentionLookupTimeoutSeconds: 5,
     });
     expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');

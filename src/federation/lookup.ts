@@ -27,18 +27,20 @@ export async function lookupRemoteAccount(
   services: Services,
   federation: RoostFederation,
   query: string,
-  opts: { fresh?: boolean } = {},
+  opts: { fresh?: boolean; signal?: AbortSignal } = {},
 ): Promise<Account | null> {
   const ctx = federation.createContext(new URL(services.config.publicUrl), undefined);
   const target = query.trim().replace(/^acct:/i, '').replace(/^@/, '');
   const handle = /^([^@\s/]+)@([^@\s/]+)$/.exec(target);
   let url: URL | null;
-  if (handle) url = await webFingerSelf(services, handle[1]!, handle[2]!);
+  if (handle) url = await webFingerSelf(services, handle[1]!, handle[2]!, opts.signal);
   else url = URL.canParse(target) ? new URL(target) : null;
   if (!url) return null;
   const documentLoader = opts.fresh ? await freshDocumentLoader(ctx) : ctx.documentLoader;
-  const object = await lookupObjectSafely(url, documentLoader, ctx.contextLoader);
+  opts.signal?.throwIfAborted();
+  const object = await lookupObjectSafely(url, documentLoader, ctx.contextLoader, opts.signal);
   if (!object || !isActor(object)) return null;
+  opts.signal?.throwIfAborted();
   return persistAccount(services, object);
 }
 
@@ -47,11 +49,16 @@ export async function lookupRemoteAccount(
  * (the bounded one), and an object whose id is on another origin than the document is refused.
  * (Fedify's own falls back to a WebFinger request of its own, outside the bounded fetcher.)
  */
-export async function lookupObjectSafely(url: URL, documentLoader: DocumentLoader, contextLoader: DocumentLoader): Promise<AsObject | null> {
+export async function lookupObjectSafely(
+  url: URL,
+  documentLoader: DocumentLoader,
+  contextLoader: DocumentLoader,
+  signal?: AbortSignal,
+): Promise<AsObject | null> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   let doc;
   try {
-    doc = await documentLoader(url.href);
+    doc = await documentLoader(url.href, signal ? { signal } : undefined);
   } catch {
     return null;
   }
@@ -75,8 +82,8 @@ export function freshDocumentLoader(ctx: Context<unknown>): Promise<DocumentLoad
   return ctx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
 }
 
-/** The ActivityPub actor URL a handle's WebFinger document names (rel=self), or null. */
-export async function webFingerSelf(services: Services, user: string, host: string): Promise<URL | null> {
+/** The ActivityPub actor URL a handle's WebFinger document names (rel=self), or null (also when `signal` aborts it). */
+export async function webFingerSelf(services: Services, user: string, host: string, signal?: AbortSignal): Promise<URL | null> {
   const settings = loaderSettings(services);
   // Nothing is asked of a server the domain policy refuses (suspended, or not allowed).
   if (!(await services.domainPolicy.allowed(host.toLowerCase()))) return null;
@@ -95,6 +102,7 @@ export async function webFingerSelf(services: Services, user: string, host: stri
       headers: { accept: 'application/jrd+json, application/json;q=0.9' },
       maxBytes: MAX_JSON_BYTES,
       lookup: settings.lookup(),
+      signal,
     });
     if (res.status !== 200) return null;
     const text = res.body.toString('utf8');

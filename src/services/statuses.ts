@@ -19,6 +19,7 @@ import { recordEvent, type Origin } from './actor-store.ts';
 import { findVisibleStatus, type StatusFacts } from './reads/statuses.ts';
 import { mediaForNewStatus, releaseStatusMedia, removeStoredFiles } from './media.ts';
 import { deletePollOfStatus, validatePoll, type PollParams } from './polls.ts';
+import { resolveRemoteHandles } from './remote-mentions.ts';
 import { bumpStatusStats, discardStatus, insertReblog, insertStatus } from './status-writer.ts';
 
 const VISIBILITIES = ['public', 'unlisted', 'private', 'direct'] as const;
@@ -92,21 +93,40 @@ export type MentionTargets = Map<string, MentionTarget & { id: string }>;
 
 /**
  * A local status's text rendered as Mastodon does: mentions link to the accounts they name (one
- * lookup; unknown handles stay text), hashtags become tags (distinct, as first written). Shared by
- * create and edit.
+ * lookup; a remote handle Roost has never seen is resolved first, bounded, by
+ * services/remote-mentions.ts; what stays unknown stays text), hashtags become tags (distinct, as
+ * first written). Shared by create and edit, and called before their transaction: the resolution
+ * is network work.
  */
 export async function formatStatusText(services: Services, text: string): Promise<{ content: string; targets: MentionTargets; tags: string[] }> {
   const handles = mentionedHandles(text, services.config.domain);
   const targets: MentionTargets = new Map();
   if (handles.length) {
-    const rows = await services.db.sql.query<{ id: string; username: string; domain: string | null; url: string | null; uri: string }>(
-      `select a.id::text, a.username, a.domain, a.url, a.uri from accounts a
+    type Row = { id: string; username: string; domain: string | null; url: string | null; uri: string; suspended: boolean };
+    const rows = await services.db.sql.query<Row>(
+      `select a.id::text, a.username, a.domain, a.url, a.uri, a.suspended_at is not null as suspended from accounts a
          join unnest($1::text[], $2::text[]) as h(username, domain)
-           on lower(a.username) = lower(h.username) and coalesce(lower(a.domain), '') = lower(h.domain)
-        where a.suspended_at is null`,
+           on lower(a.username) = lower(h.username) and coalesce(lower(a.domain), '') = lower(h.domain)`,
       [handles.map((h) => h.username), handles.map((h) => h.domain ?? '')],
     );
-    for (const r of rows) targets.set(handleKey(r.username, r.domain), { id: r.id, username: r.username, domain: r.domain, url: r.url ?? r.uri });
+    const known = new Set(rows.map((r) => handleKey(r.username, r.domain)));
+    for (const r of rows) if (!r.suspended) targets.set(handleKey(r.username, r.domain), { id: r.id, username: r.username, domain: r.domain, url: r.url ?? r.uri });
+    // Remote handles with no account at all (a suspended one is known, and stays text), in text order.
+    const unknown = handles.filter((h): h is { username: string; domain: string } => h.domain !== null && !known.has(handleKey(h.username, h.domain)));
+    const ids = await resolveRemoteHandles(services, unknown);
+    const found = [...new Set(ids.filter((id): id is string => id !== null))];
+    if (found.length) {
+      const resolved = await services.db.sql.query<Row>(
+        `select id::text, username, domain, url, uri, false as suspended from accounts where id = any($1::bigint[]) and suspended_at is null`,
+        [found],
+      );
+      const byId = new Map(resolved.map((r) => [r.id, r]));
+      unknown.forEach((h, i) => {
+        const r = ids[i] ? byId.get(ids[i]!) : undefined;
+        // Under the handle as written: WebFinger may name an account on another host (its actor's).
+        if (r) targets.set(handleKey(h.username, h.domain), { id: r.id, username: r.username, domain: r.domain, url: r.url ?? r.uri });
+      });
+    }
   }
   const content = formatPlainText(text, {
     baseUrl: services.config.publicUrl,

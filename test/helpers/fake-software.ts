@@ -4,7 +4,8 @@
  * at their ids, and at a key id that is a path of its own, as GoToSocial's `…/main-key`), its
  * JSON-LD context when it publishes one (Pleroma's litepub context), records what Roost POSTs to
  * its inboxes, and delivers fixtures to Roost signed with a real RSA key (draft-cavage, as all
- * five sign), under the key of the activity's actor.
+ * five sign), under the key of the activity's actor. It answers WebFinger (`acct:user@host`) for
+ * its actors by their preferredUsername, and records every resource asked.
  */
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
@@ -28,6 +29,8 @@ export interface FakeSoftware {
   gets: string[];
   /** Every POST to an inbox. */
   posts: ReceivedPost[];
+  /** Every WebFinger resource asked (`acct:user@host`), in order. */
+  webfingers: string[];
   /** The fixture `name` (with `values` added to the server's own), as a parsed object. */
   fixture(name: string, values: Placeholders): Record<string, any>;
   /** POSTs the fixture `name` to `inbox`, signed with its actor's key. */
@@ -55,7 +58,8 @@ export async function startFakeSoftware(software: Software): Promise<FakeSoftwar
   const pem = await exportSpki(keys.publicKey);
   const docs = new Map<string, string>(); // path → JSON text
   const keyIdOf = new Map<string, string>(); // actor id → key id
-  const fake = { software, gets: [] as string[], posts: [] as ReceivedPost[] } as FakeSoftware;
+  const actorOfUsername = new Map<string, string>(); // preferredUsername (lower case) → actor id
+  const fake = { software, gets: [] as string[], posts: [] as ReceivedPost[], webfingers: [] as string[] } as FakeSoftware;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', fake.base);
     if (req.method === 'POST') {
@@ -72,6 +76,15 @@ export async function startFakeSoftware(software: Software): Promise<FakeSoftwar
       return;
     }
     fake.gets.push(url.pathname);
+    if (url.pathname === '/.well-known/webfinger') {
+      const resource = url.searchParams.get('resource') ?? '';
+      fake.webfingers.push(resource);
+      const m = /^acct:([^@]+)@(.+)$/.exec(resource);
+      const actor = m && m[2]!.toLowerCase() === url.host.toLowerCase() ? actorOfUsername.get(m[1]!.toLowerCase()) : undefined;
+      if (!actor) return void res.writeHead(404).end();
+      const jrd = { subject: resource, links: [{ rel: 'self', type: 'application/activity+json', href: actor }] };
+      return void res.writeHead(200, { 'content-type': 'application/jrd+json' }).end(JSON.stringify(jrd));
+    }
     const doc = docs.get(url.pathname);
     if (!doc) return void res.writeHead(404).end();
     const type = url.pathname.endsWith('.jsonld') ? 'application/ld+json' : 'application/activity+json';
@@ -83,8 +96,9 @@ export async function startFakeSoftware(software: Software): Promise<FakeSoftwar
 
   for (const name of fixtureNames(software).filter((n) => n.startsWith('actor'))) {
     const text = fixtureText(software, name, fake.values);
-    const json = JSON.parse(text) as { id: string; publicKey?: { id: string } };
+    const json = JSON.parse(text) as { id: string; preferredUsername?: string; publicKey?: { id: string } };
     docs.set(new URL(json.id).pathname, text);
+    if (json.preferredUsername && !actorOfUsername.has(json.preferredUsername.toLowerCase())) actorOfUsername.set(json.preferredUsername.toLowerCase(), json.id);
     if (json.publicKey) {
       keyIdOf.set(json.id, json.publicKey.id);
       const keyUrl = new URL(json.publicKey.id);
