@@ -1,10 +1,11 @@
 /**
- * The embedded database (PGlite) belongs to one process. Whoever opens the data directory takes
+ * A data directory and its embedded database belong to one process. Whoever opens the data directory takes
  * this lock first: an exclusive pid file, reclaimed when the process that wrote it is gone.
  */
 import { openSync, writeSync, closeSync, readFileSync, unlinkSync } from 'node:fs';
 import { ensurePrivateDir } from '../../config/secrets.ts';
 import path from 'node:path';
+import { processAlive } from '../lib/process-alive.ts';
 
 export class DataDirLockedError extends Error {
   override name = 'DataDirLockedError';
@@ -12,15 +13,6 @@ export class DataDirLockedError extends Error {
   constructor(dir: string, pid: number) {
     super(`The data directory ${dir} is in use by process ${pid}.`);
     this.pid = pid;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -51,7 +43,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirLockedError(dataDir, pid);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) throw new DataDirLockedError(dataDir, pid);
       unlinkSync(file); // stale: its process is gone
     }
   }

@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import pg from 'pg';
 import { ensurePrivateDir } from '../../config/secrets.ts';
+import { processAlive } from '../lib/process-alive.ts';
 
 /** The superuser initdb makes and Roost connects as (trust, over the owner-only socket). */
 export const EMBEDDED_USER = 'roost';
@@ -156,15 +157,6 @@ export function resolveRunAs(configured?: string | null): RunAs | null {
   return who;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function isPostgres(pid: number): boolean {
   if (os.platform() !== 'linux') return true;
   try {
@@ -177,10 +169,10 @@ function isPostgres(pid: number): boolean {
 async function waitGone(pid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (!alive(pid)) return true;
+    if (!processAlive(pid)) return true;
     await new Promise((r) => setTimeout(r, 25));
   }
-  return !alive(pid);
+  return !processAlive(pid);
 }
 
 /**
@@ -192,7 +184,7 @@ async function stopOrphan(clusterDir: string, log?: Logger): Promise<void> {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]?.trim());
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !isPostgres(pid)) return; // stale: the server replaces it
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid) || !isPostgres(pid)) return; // stale: the server replaces it
   log?.warn({ pid }, 'stopping the embedded PostgreSQL a previous Roost left running');
   for (const [signal, ms] of [['SIGINT', 10_000], ['SIGQUIT', 5_000], ['SIGKILL', 5_000]] as const) {
     try {
