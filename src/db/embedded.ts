@@ -268,30 +268,47 @@ const LEVEL_OF: Record<string, 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = 
   NOTICE: 'info',
   WARNING: 'warn',
   ERROR: 'warn',
-  FATAL: 'error',
+  // A FATAL line ends one session (a refused or terminated connection); the server's own end is
+  // noticed by its exit.
+  FATAL: 'warn',
   PANIC: 'fatal',
 };
 
-async function waitReady(socketDir: string, child: ChildProcess, ms: number, tail: () => string): Promise<void> {
+/** The postmaster writes its state on the 8th line of postmaster.pid: `ready` once it accepts connections. */
+function postmasterReady(clusterDir: string): boolean {
+  try {
+    return readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[7]?.trim() === 'ready';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until the server accepts connections. It connects only once postmaster.pid says `ready`:
+ * a connection tried earlier is refused with a FATAL line in the server's log.
+ */
+async function waitReady(clusterDir: string, socketDir: string, child: ChildProcess, ms: number, tail: () => string): Promise<void> {
   const deadline = Date.now() + ms;
   let last: unknown;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`The embedded PostgreSQL exited while starting (${child.exitCode ?? child.signalCode}): ${tail()}`);
     }
-    const c = new pg.Client({ host: socketDir, port: SOCKET_PORT, user: EMBEDDED_USER, database: 'postgres' });
-    c.on('error', () => undefined);
-    try {
-      await c.connect();
-      await c.end();
-      return;
-    } catch (e) {
-      last = e;
-      await c.end().catch(() => undefined);
+    if (postmasterReady(clusterDir)) {
+      const c = new pg.Client({ host: socketDir, port: SOCKET_PORT, user: EMBEDDED_USER, database: 'postgres' });
+      c.on('error', () => undefined);
+      try {
+        await c.connect();
+        await c.end();
+        return;
+      } catch (e) {
+        last = e;
+        await c.end().catch(() => undefined);
+      }
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`The embedded PostgreSQL did not accept connections within ${ms} ms (${(last as Error)?.message}): ${tail()}`);
+  throw new Error(`The embedded PostgreSQL did not accept connections within ${ms} ms (${(last as Error)?.message ?? 'not ready'}): ${tail()}`);
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedPostgres> {
@@ -348,7 +365,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 
   const tail = () => recent.slice(-5).join(' / ');
   try {
-    await waitReady(socketDir, child, opts.readyTimeoutMs ?? 60_000, tail);
+    await waitReady(clusterDir, socketDir, child, opts.readyTimeoutMs ?? 60_000, tail);
     const database = opts.database ?? EMBEDDED_DATABASE;
     const admin = new pg.Client({ host: socketDir, port: SOCKET_PORT, user: EMBEDDED_USER, database: 'postgres' });
     await admin.connect();
