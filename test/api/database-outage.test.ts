@@ -22,7 +22,10 @@ class Proxy {
   server: net.Server | null = null;
   sockets = new Set<net.Socket>();
   port = 0;
-  constructor(private readonly target: { host: string; port: number }) {}
+  readonly target: { host: string; port: number };
+  constructor(target: { host: string; port: number }) {
+    this.target = target;
+  }
   start(): Promise<void> {
     if (this.server) return Promise.resolve();
     const server = net.createServer((client) => {
