@@ -2,8 +2,9 @@
  * The rate-limit check every REST request passes before its body is read (router.beforeBody).
  * /api and /oauth requests count under their token's user once the token resolves (an app's token:
  * under the token), else under the client address: an unknown or revoked bearer string counts
- * as no token at all (services/rate-limits.ts requestBucket). A client whose resolved address is
- * loopback is not counted (rateLimits.exemptLoopback). POST /api/v1/accounts with a valid token
+ * as no token at all (services/rate-limits.ts requestBucket), and once the address is over its
+ * limit a bearer string not seen valid lately is not looked up at all (skipsTokenLookup). A client
+ * whose resolved address is loopback is not counted (rateLimits.exemptLoopback). POST /api/v1/accounts with a valid token
  * also counts against the sign-up limit (per address), and an upload (media, a multipart
  * update_credentials) by a user against the upload limit (per user); a request the route will
  * refuse for its token writes no count of these (they are shared in PostgreSQL). Every counted
@@ -13,8 +14,8 @@
  */
 import type { BeforeBody, RequestContext } from '../http/index.ts';
 import type { Services } from '../context.ts';
-import { rateLimitHeaders, rateLimits, requestBucket, type RateLimitRule } from '../services/rate-limits.ts';
-import { tokenViewer } from './auth.ts';
+import { rateLimitHeaders, rateLimits, requestBucket, skipsTokenLookup, type RateLimitRule } from '../services/rate-limits.ts';
+import { bearer, tokenViewer } from './auth.ts';
 
 const UPLOAD_PATHS = /^\/api\/v[12]\/media\/?$/;
 
@@ -33,7 +34,9 @@ export function rateLimitGuard(services: Services): BeforeBody | null {
   if (!limits.enabled) return null;
   const check = async (ctx: RequestContext, ip: string): Promise<void> => {
     const path = ctx.path;
-    const viewer = await tokenViewer(services, ctx);
+    const token = bearer(ctx);
+    // (a made-up bearer string from an address over its limit: no lookup, the 429 of no token)
+    const viewer = token !== null && (await skipsTokenLookup(services, ip, token)) ? null : await tokenViewer(services, ctx);
     const [rule, key] = requestBucket(viewer, ip);
     const general = await limits.consume(rule, key);
     for (const [name, value] of Object.entries(rateLimitHeaders(general))) ctx.setResponseHeader(name, value);

@@ -4,7 +4,7 @@
  * header every account without its own points at, and Mastodon's `/health` probe.
  */
 import type { Router } from '../http/index.ts';
-import { json } from '../http/index.ts';
+import { json, unavailableError } from '../http/index.ts';
 import type { Services } from '../context.ts';
 import { instanceStats, THUMBNAIL_PATH, THUMBNAIL_2X_PATH } from '../services/instance.ts';
 import { serializeNodeInfo20, serializeNodeInfoLinks } from '../serializers/nodeinfo.ts';
@@ -12,6 +12,7 @@ import { registrationsEnabled } from '../serializers/instance.ts';
 import { defaultThumbnail } from '../lib/default-thumbnail.ts';
 import { defaultAvatarPng, defaultHeaderPng } from '../lib/default-images.ts';
 import { escapeHtml } from '../lib/html.ts';
+import { databaseAnswers } from '../services/health.ts';
 import { RoostError } from '../lib/errors.ts';
 import type { RoostFederation } from '../federation/index.ts';
 
@@ -91,6 +92,10 @@ export function wellKnownRoutes(router: Router, services: Services, federation?:
       onUnauthorized: () => Response.json({ error: 'Record not found' }, { status: 404 }),
     });
   });
-  // Mastodon's load-balancer probe: 200 "OK" as text/plain once the app is up.
-  router.get('/health', () => new Response('OK', { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }));
+  // Mastodon's load-balancer probe: 200 "OK" as text/plain once the app is up and its database
+  // answers; 503 (the API's answer while the database is unreachable) when it does not.
+  router.get('/health', async () => {
+    if (!(await databaseAnswers(services))) throw unavailableError();
+    return new Response('OK', { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } });
+  });
 }

@@ -57,3 +57,45 @@ export function validationError(message: string, details: ValidationDetails): Ht
   if (!text.startsWith('Validation failed')) text = `Validation failed: ${text}`;
   return new HttpError(422, text, { details });
 }
+
+// ---------------------------------------------------------------------------------------------
+// The database (or another backing service) unreachable: 503, not 500
+
+/** Node's socket errors: nobody listening, the connection cut or never made. */
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/**
+ * PostgreSQL's SQLSTATEs of a server going away or not taking connections: 57P01 admin shutdown,
+ * 57P02 crash shutdown, 57P03 cannot connect now (starting up, shutting down, recovering), class 08
+ * (connection exceptions), 53300 too many connections.
+ */
+const UNAVAILABLE_SQLSTATE = /^(57P0[123]|08[0-9A-Z]{3}|53300)$/;
+/** The pg client's and pool's own messages, which carry no code. */
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Cannot use a pool after calling end on the pool)/;
+
+/**
+ * Whether `err` (or an error it wraps, through `cause`, MikroORM's `previous` or an
+ * AggregateError's `errors`) says the database could not be reached: the connection was refused,
+ * cut, timed out, or the server is shutting down or not accepting connections yet. Such a request
+ * failed through no fault of its own and can be retried: the server answers 503.
+ */
+export function isUnavailableError(err: unknown, depth = 0): boolean {
+  if (typeof err !== 'object' || err === null || depth > 5) return false;
+  const { code, message, cause, previous, errors } = err as { code?: unknown; message?: unknown; cause?: unknown; previous?: unknown; errors?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_ERRNO.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+  if (cause !== undefined && isUnavailableError(cause, depth + 1)) return true;
+  if (previous !== undefined && isUnavailableError(previous, depth + 1)) return true;
+  if (Array.isArray(errors)) return errors.some((e) => isUnavailableError(e, depth + 1));
+  return false;
+}
+
+/** Seconds a client is asked to wait (Retry-After) when the database is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** 503 as Mastodon answers a temporary failure, with Retry-After. */
+export function unavailableError(): HttpError {
+  return new HttpError(503, 'There was a temporary problem serving your request, please try again', undefined, {
+    'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+  });
+}

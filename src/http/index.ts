@@ -56,7 +56,7 @@ export { startHttpServer, ListenError, type HttpServer, type HttpServerOptions }
 export { Router, isMethodNotAllowed, type Handler, type RouteMatch, type MethodNotAllowed, type RouteOptions, type BeforeBody } from './router.ts';
 export type { RequestContext, UploadedFile } from './context.ts';
 export { json, jsonText, stringResponse, StringResponse, JSON_CONTENT_TYPE, fileResponse, FileResponse } from './response.ts';
-export { HttpError, httpError, validationError, type ErrorBody, type ValidationDetails } from './errors.ts';
+export { HttpError, httpError, validationError, isUnavailableError, unavailableError, type ErrorBody, type ValidationDetails } from './errors.ts';
 export {
   parseQuery,
   buildParams,

@@ -17,7 +17,12 @@
 // paramBool / paramInt / paramString / paramArray below, which accept both.
 //
 // A NUL byte in any key or string value (query, form, multipart field or JSON) is a 400 here, once:
-// PostgreSQL cannot store it in text, and no Mastodon parameter has a use for it. Ids go through
+// PostgreSQL cannot store it in text, and no Mastodon parameter has a use for it. So is a lone
+// UTF-16 surrogate (JSON's "\ud800" escape: the one way a request can carry one, since bytes are
+// decoded as UTF-8 with U+FFFD for what is not): it has no UTF-8 form, so PostgreSQL refuses it in
+// json values and text would silently get U+FFFD. Refused rather than replaced with U+FFFD, as Rails
+// refuses a parameter that is not valid UTF-8 (400 "Invalid request parameters: Invalid encoding
+// for parameter") instead of storing something the client did not send. Ids go through
 // paramId / requireId: an id PostgreSQL's bigint cannot hold is no id at all (404, never a 500).
 
 import { HttpError } from './errors.ts';
@@ -41,8 +46,11 @@ function badParams(message: string): HttpError {
 
 export const NUL_MESSAGE = 'Invalid request parameters: a NUL byte is not allowed';
 
+export const ENCODING_MESSAGE = 'Invalid request parameters: Invalid encoding for parameter';
+
 function checkNul(s: string): void {
   if (s.indexOf('\0') !== -1) throw badParams(NUL_MESSAGE);
+  if (!s.isWellFormed()) throw badParams(ENCODING_MESSAGE);
 }
 
 function isPlainObject(v: unknown): v is Params {

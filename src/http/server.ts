@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { open, type FileHandle } from 'node:fs/promises';
 import { CORS_EXPOSE_HEADERS, CORS_MAX_AGE, corsRuleFor, sanitizeRequestedHeaders, type CorsRule } from './cors.ts';
 import { HttpContext, type RequestContext } from './context.ts';
-import { HttpError } from './errors.ts';
+import { HttpError, isUnavailableError, unavailableError } from './errors.ts';
 import { DEFAULT_MULTIPART_LIMITS, MultipartParser, type MultipartLimits } from './multipart.ts';
 import { FileResponse, json, StringResponse } from './response.ts';
 import { isMethodNotAllowed, type BeforeBody, type Handler, type Router } from './router.ts';
@@ -788,6 +788,7 @@ class Exchange {
     }
     const client = clientError(err);
     if (client !== null) {
+      if (client.status === 503) this.server.log.warn({ reqId: this.reqId, method: this.method, path: this.path, error: (err as Error).message }, 'database unavailable: answered 503');
       this.respond(client);
       return;
     }
@@ -1182,6 +1183,8 @@ class Exchange {
  */
 function clientError(err: unknown): Response | null {
   if (typeof err !== 'object' || err === null) return null;
+  // The database unreachable: 503 with Retry-After, whatever wrapped the error.
+  if (isUnavailableError(err)) return unavailableError().toResponse();
   const { status, body } = err as { status?: unknown; body?: unknown };
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) return null;
   if (typeof body !== 'object' || body === null || typeof (body as { error?: unknown }).error !== 'string') return null;

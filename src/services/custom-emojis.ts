@@ -121,7 +121,8 @@ export async function updateCustomEmoji(
   const id = await localEmojiId(services, shortcode);
   await services.db.sql.transaction(async (sql) => {
     if (change.categoryId !== undefined) {
-      const [known] = /^\d{1,19}$/.test(change.categoryId)
+      // (an id bigint cannot hold names no category: the same 422, never a cast error)
+      const [known] = /^\d{1,19}$/.test(change.categoryId) && BigInt(change.categoryId) <= 9223372036854775807n
         ? await sql.query(`select 1 from custom_emoji_categories where id = $1::bigint`, [change.categoryId])
         : [];
       if (!known) throw invalid('category', 'does not exist');

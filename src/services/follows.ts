@@ -13,7 +13,8 @@ import type { Services } from '../context.ts';
 import { AccountSchema, FollowSchema, type Account, type Follow } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
 import { blockedEitherWaySql, domainBlockedBySql, mutedBySql } from '../db/audience.ts';
-import { RoostError, notFound } from '../lib/errors.ts';
+import { RoostError, Validation, notFound } from '../lib/errors.ts';
+import { isSupportedLanguage } from '../lib/languages.ts';
 import { recordEvent, stepActor, type ActorTable, type Origin, type RawRow } from './actor-store.ts';
 import { applyFollowStateToStats } from './account-stats.ts';
 import { dropFromLists } from './lists.ts';
@@ -172,6 +173,8 @@ export async function followAccount(
   opts: { bypassLocked?: boolean; origin?: Origin; em?: EntityManager } = {},
 ): Promise<Follow> {
   if (followerId === targetId) throw new RoostError(403, 'This action is not allowed');
+  // Mastodon's Follow validates `languages` (LanguageValidator): each a supported code, else 422.
+  if (options.languages && !options.languages.every(isSupportedLanguage)) new Validation().add('languages', 'ERR_INVALID', 'is invalid').throwIfInvalid();
   const run = async (tx: EntityManager) => {
     const { follower, target, blocked, ...facts } = await followFacts(tx, followerId, targetId, services.clock.now());
     if (blocked) throw new RoostError(403, 'This action is not allowed');

@@ -18,7 +18,9 @@
  *
  * Whose count a request goes to is Mastodon's too: a token counts once it resolves, under its user
  * (an app's token: under the token), so a made-up bearer string buys nothing and counts under the
- * client address like a request without one ({@link requestBucket}). A client whose resolved
+ * client address like a request without one ({@link requestBucket}); once that address is over its
+ * limit, a bearer string this process has not seen valid is not even looked up
+ * ({@link skipsTokenLookup}). A client whose resolved
  * address is loopback is not counted at all (`rateLimits.exemptLoopback`, Mastodon's safelist).
  */
 import { createHash } from 'node:crypto';
@@ -28,7 +30,7 @@ import type { RateLimit } from '../../config/index.ts';
 import type { Services } from '../context.ts';
 import { RoostError } from '../lib/errors.ts';
 import { isLoopback } from '../lib/client-address.ts';
-import type { Viewer } from './reads/viewer.ts';
+import { isKnownToken, type Viewer } from './reads/viewer.ts';
 
 export type RateLimitRule = 'perToken' | 'perIp' | 'signIn' | 'signInPerLogin' | 'signUp' | 'uploads';
 
@@ -65,6 +67,8 @@ export interface RateLimits {
   counts(address: string): boolean;
   /** Count one request against `rule` for `key`; throws TooManyRequests past the limit. */
   consume(rule: RateLimitRule, key: string): Promise<RateLimitState>;
+  /** Whether `key` has used up `rule` in the current window (nothing counted). */
+  exhausted(rule: RateLimitRule, key: string): Promise<boolean>;
 }
 
 const RULES: RateLimitRule[] = ['perToken', 'perIp', 'signIn', 'signInPerLogin', 'signUp', 'uploads'];
@@ -129,6 +133,11 @@ function createRateLimits(services: Services): RateLimits {
         throw err;
       }
     },
+    async exhausted(rule, key) {
+      if (!enabled) return false;
+      const res = await limiters.get(rule)!.get(key).catch(() => null);
+      return res !== null && res.consumedPoints >= (config[rule] as RateLimit).limit;
+    },
   };
 }
 
@@ -166,6 +175,20 @@ export async function countRequest(services: Services, address: string, viewer: 
   if (!limits.counts(address)) return;
   const [rule, key] = requestBucket(viewer, address);
   await limits.consume(rule, key);
+}
+
+/**
+ * Whether to count a request's bearer string as no token without looking it up: the client address
+ * is already over its general limit and the string is neither in the viewer cache nor a token seen
+ * valid lately (reads/viewer.ts isKnownToken). Such a request is a 429 under the address like any
+ * anonymous one, so made-up bearer strings from a limited address cost no database lookup (they
+ * cost one each up to the limit, as they count against it); a user behind that address whose token
+ * this process has seen (or issued) in the last day is still looked up and counted as the user.
+ */
+export async function skipsTokenLookup(services: Services, address: string, token: string): Promise<boolean> {
+  const limits = rateLimits(services);
+  if (!limits.counts(address) || isKnownToken(services, token)) return false;
+  return limits.exhausted('perIp', address);
 }
 
 /** Tokens are counted by their hash: the limiter's table never holds a usable token. */

@@ -5,6 +5,7 @@
  * gate on confirmation) and an access token for the calling application, with the application's
  * scopes, are created in one transaction: a failure anywhere leaves nothing behind.
  */
+import { rememberValidToken } from './reads/viewer.ts';
 import type { Services } from '../context.ts';
 import { OAuthAccessTokenSchema, OAuthApplicationSchema } from '../db/entities/index.ts';
 import { sqlFromEm } from '../db/sql.ts';
@@ -92,5 +93,6 @@ export async function registerAccount(services: Services, client: RegistrationCl
       });
     },
   });
+  rememberValidToken(services, hashSecret(token));
   return { access_token: token, token_type: 'Bearer', scope: scopes.join(' '), created_at: Math.floor(now.getTime() / 1000) };
 }

@@ -1,9 +1,10 @@
 /**
  * Filing a report (POST /api/v1/reports, Mastodon's ReportService): the reported account (404 when
- * unknown), the statuses cited (each the reported account's, else 404), the category (spam, legal,
- * violation, other; `other` by default, `violation` whenever rules are cited), the rules (ids of the
- * configured instance rules, 1-based as GET /api/v1/instance/rules shows them), a comment of at most
- * 1000 characters. The row and the `report.created` fact are written in one transaction;
+ * unknown), the statuses cited (each the reported account's and one the reporter may see, as
+ * Mastodon's AccountStatusesFilter, else 404), the category (spam, legal, violation, other;
+ * `other` by default, `violation` whenever rules are cited), the rules (ids of the configured
+ * instance rules, 1-based as GET /api/v1/instance/rules shows them), a comment of at most 1000
+ * characters. The row and the `report.created` fact are written in one transaction;
  * effects/notifications.ts turns the fact into admin.report notifications for the moderators.
  *
  * With `forward` and a remote account, the report is `forwarded`: effects/dispatch.ts sends a Flag
@@ -15,6 +16,7 @@ import { RoostError, Validation } from '../lib/errors.ts';
 import { REPORT_CATEGORIES, type ReportRow } from '../serializers/report.ts';
 import { recordEvent } from './actor-store.ts';
 import { isId } from './reads/page.ts';
+import { visibleSql } from './reads/statuses.ts';
 import { reportFromRow } from './reads/notifications.ts';
 
 export const MAX_REPORT_COMMENT = 1000;
@@ -38,7 +40,14 @@ export async function createReport(services: Services, reporterId: string, input
   const statusIds = [...new Set(input.statusIds)];
   if (statusIds.length) {
     if (statusIds.length > MAX_REPORT_STATUSES || !statusIds.every(isId)) throw new RoostError(404, 'Record not found');
-    const found = await sql.query<{ id: string }>(`select id::text from statuses where id = any($1::bigint[]) and account_id = $2`, [statusIds, target.id]);
+    // Only statuses the reporter may see (else citing an id would tell whether a private status
+    // exists), deleted ones included as Mastodon's `with_discarded`: the status as if not deleted.
+    const found = await sql.query<{ id: string }>(
+      `select s.id::text from (select id, account_id, visibility, null::timestamptz as deleted_at from statuses
+                                where id = any($1::bigint[]) and account_id = $2) s
+        where ${visibleSql('s', '$3::bigint')}`,
+      [statusIds, target.id, reporterId],
+    );
     if (found.length !== statusIds.length) throw new RoostError(404, 'Record not found');
   }
 

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Services } from '../context.ts';
 import { OAuthAccessTokenSchema, type OAuthAccessToken } from '../db/entities/index.ts';
-import { forgetViewer } from './reads/viewer.ts';
+import { forgetViewer, rememberValidToken } from './reads/viewer.ts';
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
@@ -30,6 +30,7 @@ export async function issueAccessToken(
     createdAt: services.clock.now(),
   });
   await em.flush();
+  rememberValidToken(services, row.tokenHash);
   return { token, row };
 }
 

@@ -18,7 +18,7 @@
 import type { Services } from '../context.ts';
 import type { RequestContext, Router, WebSocketRoute, WsPeer } from '../http/index.ts';
 import { viewerForToken, type Viewer } from '../services/tokens.ts';
-import { countRequest } from '../services/rate-limits.ts';
+import { countRequest, skipsTokenLookup } from '../services/rate-limits.ts';
 import { streamingHubOf, type StreamClient, type StreamingHub } from './hub.ts';
 import { resolveStream, StreamError, StreamScopeError, type ResolvedStream } from './streams.ts';
 
@@ -82,7 +82,7 @@ export function streamingWebSocketRoute(servicesOf: () => Services | null): WebS
       // (read at once, as the router's guard does)
       const address = ctx.remoteAddress;
       const token = tokenOf(ctx);
-      const found = token ? await viewerForToken(services, token) : null;
+      const found = token && !(await skipsTokenLookup(services, address, token)) ? await viewerForToken(services, token) : null;
       // Counted as the SSE request would be, before anything else is answered (throws the 429).
       await countRequest(services, address, found);
       const viewer = userOf(token, found);

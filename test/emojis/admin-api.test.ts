@@ -69,6 +69,10 @@ describe('the custom emojis admin API', () => {
     const [nod] = (await admin.api('/api/v1/admin/custom_emojis')).body;
     const unknown = await admin.api(`/api/v1/admin/custom_emojis/${nod.id}`, { method: 'PATCH', body: { category_id: '12345', disabled: true } });
     expect([unknown.status, unknown.body.error]).toEqual([422, 'Validation failed: Category does not exist']);
+    for (const outOfRange of ['9223372036854775808', '9999999999999999999']) {
+      const far = await admin.api(`/api/v1/admin/custom_emojis/${nod.id}`, { method: 'PATCH', body: { category_id: outOfRange, disabled: true } });
+      expect([far.status, far.body.error]).toEqual([422, 'Validation failed: Category does not exist']);
+    }
     expect((await admin.api(`/api/v1/admin/custom_emojis/${nod.id}`)).body.disabled).toBe(false);
     expect((await upload('nod', await png('#123456'))).body.error).toBe('Validation failed: Shortcode has already been taken');
     expect((await upload('x', await png('#123456'))).status).toBe(422);

@@ -114,6 +114,8 @@ const JSON_VALUES: Array<[string, unknown]> = [
   ['NUL', 'a\u0000b'],
   ['huge string', HUGE],
   ['20-digit id', '99999999999999999999'],
+  ['19-digit id past bigint', '9999999999999999999'],
+  ['lone surrogate', 'a\ud800b'],
 ];
 /** Wrong JSON values, sent for all of a route's params at once. */
 const ALL_JSON_VALUES: Array<[string, unknown]> = [

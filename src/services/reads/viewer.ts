@@ -30,6 +30,40 @@ export interface Viewer {
 export const VIEWER_CACHE_TTL_MS = 5_000;
 const VIEWER_CACHE_MAX = 10_000;
 
+/**
+ * Tokens seen valid lately (hash → when, ms), kept longer than the viewer cache: the rate limiter
+ * looks a bearer string up for an address already over its limit only when it is one of these
+ * (services/rate-limits.ts skipsTokenLookup), so made-up strings cost no lookup there while a
+ * user behind that address still counts as the user. Never a reason to accept a token: the lookup
+ * still decides. Bounded; the oldest go first.
+ */
+export const KNOWN_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
+const KNOWN_TOKEN_MAX = 50_000;
+const knownTokens = new WeakMap<Services, Map<string, number>>();
+
+function knownOf(services: Services): Map<string, number> {
+  let k = knownTokens.get(services);
+  if (!k) knownTokens.set(services, (k = new Map()));
+  return k;
+}
+
+/** Remember a token (by its hash) as valid: it resolved to a viewer, or it was just issued. */
+export function rememberValidToken(services: Services, tokenHash: string): void {
+  const known = knownOf(services);
+  known.delete(tokenHash);
+  if (known.size >= KNOWN_TOKEN_MAX) known.delete(known.keys().next().value!);
+  known.set(tokenHash, Date.now());
+}
+
+/** Whether the token is in the viewer cache (fresh: no lookup to pay) or was seen valid within KNOWN_TOKEN_TTL_MS (no database). */
+export function isKnownToken(services: Services, token: string): boolean {
+  const hash = hashToken(token);
+  const hit = caches.get(services)?.get(hash);
+  if (hit && Date.now() - hit.at < VIEWER_CACHE_TTL_MS) return true;
+  const at = knownTokens.get(services)?.get(hash);
+  return at !== undefined && Date.now() - at < KNOWN_TOKEN_TTL_MS;
+}
+
 interface Entry {
   at: number;
   viewer: Promise<Viewer | null>;
@@ -68,6 +102,7 @@ export function forgetViewer(services: Services, tokenHash?: string): void {
   if (!cache) return;
   if (tokenHash === undefined) cache.clear();
   else cache.delete(tokenHash);
+  if (tokenHash !== undefined) knownTokens.get(services)?.delete(tokenHash);
 }
 
 /** {@link loadViewer}'s statement: the token, its user and account. */
@@ -84,6 +119,13 @@ async function loadViewer(services: Services, hash: string): Promise<Viewer | nu
     VIEWER_SQL,
     [hash],
   );
+  const viewer = await resolveViewer(services, row);
+  if (viewer) rememberValidToken(services, hash);
+  else knownTokens.get(services)?.delete(hash);
+  return viewer;
+}
+
+async function resolveViewer(services: Services, row: Record<string, unknown> | undefined): Promise<Viewer | null> {
   if (!row) return null;
   const token = tokenFromRow(row, 't_');
   const now = services.clock.now();
