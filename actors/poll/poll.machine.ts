@@ -40,9 +40,10 @@
  *                                          (`pollLocal` false) means "deliver this vote to the
  *                                          poll's server"
  *   poll.update_scheduled {pollId, runAt}  a vote on a LOCAL poll while no Update is pending:
- *                                          runAt = max(now, lastUpdateSentAt + 3 min). At most
+ *                                          runAt = max(now, lastUpdateSentAt) + 3 min. At most
  *                                          one pending, so the Update of the Question goes out
- *                                          at most once per 3 minutes per poll (mission spec).
+ *                                          at most once per 3 minutes per poll, and never sooner
+ *                                          than 3 minutes after the vote that asked for it.
  *   poll.updated {pollId}                  send the Update now (on poll.update_due, and the
  *                                          final one when a local poll closes)
  *   poll.closed {pollId, voterIds, authorId}
@@ -233,8 +234,12 @@ export const pollMachine = setup({
       });
       enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local, pollLocal: context.local });
       if (scheduleUpdate) {
-        const earliest = context.lastUpdateSentAt === null ? ms(event.now) : ms(context.lastUpdateSentAt) + POLL_UPDATE_INTERVAL_MS;
-        const runAt = earliest > ms(event.now) ? new Date(earliest).toISOString() : event.now;
+        // Never sooner than 3 minutes after the vote that asks for it (Mastodon's VoteService
+        // queues the Update 3 minutes out): an Update at once would tell the followers this one
+        // voter's choice by its timing. And at most one per 3 minutes.
+        const afterVote = ms(event.now) + POLL_UPDATE_INTERVAL_MS;
+        const afterLast = context.lastUpdateSentAt === null ? afterVote : ms(context.lastUpdateSentAt) + POLL_UPDATE_INTERVAL_MS;
+        const runAt = new Date(Math.max(afterVote, afterLast)).toISOString();
         enqueue.emit({ type: 'poll.update_scheduled', pollId: context.pollId, runAt });
       }
     }),

@@ -104,15 +104,18 @@ export function federateConsumer(services: Services, federation: RoostFederation
       });
     };
     /**
-     * A status's activity to its reach (federation/audience.ts statusReach): the followers (shared
-     * inboxes once) and the remote accounts addressed one by one. One ordering key per status:
+     * A status's activity to its reach (federation/audience.ts statusReach): the followers and the
+     * remote accounts addressed one by one, in one delivery (each inbox once, shared ones once for all). One ordering key per status:
      * its Create, Updates and Delete reach each server in that order.
      */
     const sendToAudience = async (s: StatusAsRow, activity: Activity, also: ReachOptions = {}) => {
       const orderingKey = `status ${s.note.uri}`;
       const reach = await statusReach(services.db.sql, s, also);
-      if (reach.followers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey });
-      if (reach.direct.length) await send(s.username, reach.direct.map(recipientOfRow), activity, { preferSharedInbox: true, orderingKey });
+      const direct = reach.direct.map(recipientOfRow);
+      // One delivery for both: a shared inbox standing for a follower and an addressed account
+      // (a mentioned one, a voter, a reblogger) gets one POST, as Mastodon's StatusReachFinder.
+      if (reach.followers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey, also: direct });
+      else if (direct.length) await send(s.username, direct, activity, { preferSharedInbox: true, orderingKey });
     };
     /** A local reblog and its original (null unless the reblog is `deleted` as asked). */
     /**

@@ -68,6 +68,8 @@ export interface DeliveryJob {
   activity: unknown;
   /** Recipients still to expand: the remote accepted followers of this local account id. */
   followersOf?: string;
+  /** With followersOf: more recipients' inboxes, merged with the followers' when expanded (one POST per inbox). */
+  alsoInboxes?: Record<string, Target>;
   preferSharedInbox?: boolean;
   inboxes?: Record<string, Target>;
   /** Rounds already made for these inboxes. */
@@ -80,6 +82,11 @@ export interface DeliveryJob {
 export interface SendOptions {
   orderingKey?: string;
   preferSharedInbox?: boolean;
+  /**
+   * With recipients 'followers': more recipients in the same delivery, so that an inbox standing
+   * for a follower and one of them (a shared inbox) gets the activity once.
+   */
+  also?: readonly Recipient[];
 }
 
 export type Recipients = 'followers' | Recipient | Recipient[];
@@ -95,6 +102,16 @@ export function extractInboxes(recipients: readonly Recipient[], preferSharedInb
 function laneOf(job: Pick<DeliveryJob, 'followersOf' | 'inboxes'>): string {
   if (job.followersOf) return BULK_LANE;
   return Object.keys(job.inboxes ?? {}).length <= PRIORITY_MAX_INBOXES ? PRIORITY_LANE : BULK_LANE;
+}
+
+/** `also`'s inboxes added to `into` (an inbox in both stands for the actors of both, once each). */
+function mergeInboxes(into: Record<string, Target>, also: Record<string, Target> | undefined): Record<string, Target> {
+  for (const [inbox, t] of Object.entries(also ?? {})) {
+    const have = into[inbox];
+    if (!have) into[inbox] = { actors: [...t.actors], shared: t.shared };
+    else for (const actor of t.actors) if (!have.actors.includes(actor)) have.actors.push(actor);
+  }
+  return into;
 }
 
 /** Separates an ordering key from the host in the key of that host's ordered retries. */
@@ -160,6 +177,7 @@ export async function prepareDelivery(
     const [account] = await services.db.sql.query<{ id: string }>(`select id::text as id from accounts where username = $1 and domain is null`, [sender]);
     if (!account) return null;
     job.followersOf = account.id;
+    if (opts.also?.length) job.alsoInboxes = extractInboxes(opts.also, opts.preferSharedInbox ?? false);
   } else {
     job.inboxes = extractInboxes(Array.isArray(recipients) ? recipients : [recipients], opts.preferSharedInbox ?? false);
     if (Object.keys(job.inboxes).length === 0) return null;
@@ -327,7 +345,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
   async function run(job: DeliveryJob, row: Job): Promise<void> {
     const started = clock.now().getTime();
     const lane = row.queue;
-    const inboxes = job.inboxes ?? (job.followersOf ? await followerInboxes(sql, job.followersOf, !!job.preferSharedInbox) : {});
+    const inboxes = job.inboxes ?? (job.followersOf ? mergeInboxes(await followerInboxes(sql, job.followersOf, !!job.preferSharedInbox), job.alsoInboxes) : {});
     // The domain policy when the job runs: a server blocked after the activity was queued gets nothing.
     const policy = await services.domainPolicy.snapshot();
     for (const inbox of Object.keys(inboxes)) {
@@ -603,6 +621,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     const retryJob = (group: Record<string, Target>): DeliveryJob => ({
       ...job,
       followersOf: undefined,
+      alsoInboxes: undefined,
       inboxes: group,
       round: job.round + 1,
       counted: true,
