@@ -80,7 +80,8 @@ export interface PollInput {
   authorId?: string | null;
   /** A remote poll's tallies when first seen; zeros otherwise. */
   votes?: number[];
-  votersCount?: number;
+  /** A remote poll's voters when first seen: null when its server does not say (a multiple-choice one). */
+  votersCount?: number | null;
 }
 
 export interface PollContext {
@@ -93,8 +94,8 @@ export interface PollContext {
   authorId: string | null;
   /** Votes per option, same order as options. */
   votes: number[];
-  /** Distinct voters (for a remote poll: what its server says). */
-  votersCount: number;
+  /** Distinct voters (for a remote poll: what its server says; null when it does not say). */
+  votersCount: number | null;
   closedAt: string | null;
   /** When the last Update of the Question was sent (local polls). */
   lastUpdateSentAt: string | null;
@@ -229,7 +230,7 @@ export const pollMachine = setup({
       const newVoter = event.previous === undefined || event.previous === null;
       enqueue.assign({
         votes,
-        votersCount: context.votersCount + (newVoter ? 1 : 0),
+        votersCount: context.votersCount === null ? null : context.votersCount + (newVoter ? 1 : 0),
         updatePending: context.updatePending || context.local,
       });
       enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local, pollLocal: context.local });
@@ -286,7 +287,7 @@ export const pollMachine = setup({
       expiresAt: input.expiresAt === null ? null : new Date(input.expiresAt).toISOString(),
       authorId: input.authorId ?? null,
       votes: [...votes],
-      votersCount: input.votersCount ?? 0,
+      votersCount: input.votersCount === undefined ? 0 : input.votersCount,
       closedAt: null,
       lastUpdateSentAt: null,
       updatePending: false,
