@@ -5,6 +5,7 @@ import {
   Block,
   Flag,
   Collection,
+  CollectionPage,
   Question,
   Create,
   Delete,
@@ -239,6 +240,8 @@ export interface NoteFacts {
   spoilerText: string;
   sensitive: boolean;
   inReplyToUri: string | null;
+  /** Its thread's URI (Mastodon's `conversation`, also sent as `context`); null when unknown. */
+  conversation?: string | null;
   published: Date;
   editedAt: Date | null;
   /** Active (not silent) mentions, in the order they were made. */
@@ -327,8 +330,17 @@ function statusObjectValues(n: NoteFacts) {
           focalPoint: a.focalPoint ?? null,
         }),
     ),
+    ...(n.conversation ? { contexts: [new URL(n.conversation)] } : {}),
+    ostatus: { atomUri: n.uri, inReplyToAtomUri: n.inReplyToUri, conversation: n.conversation ?? null },
     ...(n.counts
       ? {
+          // An empty first page (a status is sent before anyone replies), its next the served
+          // collection's first page, as Mastodon's NoteSerializer embeds it. The object dispatcher
+          // serves the real first page (federation/collections.ts withNoteCollections).
+          replies: new Collection({
+            id: new URL(`${n.uri}/replies`),
+            first: new CollectionPage({ partOf: new URL(`${n.uri}/replies`), items: [], next: new URL(`${n.uri}/replies?cursor=first`) }),
+          }),
           likes: new Collection({ id: new URL(`${n.uri}/likes`), totalItems: n.counts.likes }),
           shares: new Collection({ id: new URL(`${n.uri}/shares`), totalItems: n.counts.shares }),
         }

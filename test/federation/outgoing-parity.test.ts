@@ -1,0 +1,73 @@
+/**
+ * What Roost sends, as Mastodon sends it, received by a fake Mastodon server over real HTTP: a
+ * Note's OStatus terms (`atomUri`, `inReplyToAtomUri`, `conversation`, also as `context`) and its
+ * `replies` collection with a `first` page.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
+import { createTestUser, type TestUser } from '../helpers/auth.ts';
+import { startFakeSoftware, type FakeSoftware } from '../helpers/fake-software.ts';
+import type { Placeholders } from '../fixtures/activitypub/load.ts';
+
+let roost: TestRoost;
+let alice: TestUser;
+let peer: FakeSoftware;
+let values: Placeholders;
+
+beforeAll(async () => {
+  [roost, peer] = await Promise.all([startTestRoost(), startFakeSoftware('mastodon')]);
+  alice = await createTestUser(roost, 'alice');
+  values = {
+    local: roost.url,
+    local_host: new URL(roost.url).host,
+    local_actor: roost.at('/users/alice'),
+    local_actor_id: alice.account.id,
+    local_note: roost.at('/nothing'),
+    local_poll: roost.at('/nothing'),
+    now: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    later: new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+  // The peer's account follows alice: her public posts go to its inbox.
+  expect((await peer.deliver(roost.at('/users/alice/inbox'), 'follow', values)).status).toBe(202);
+  const follower = peer.fixture('actor', values).id as string;
+  await eventually(async () => (await roost.services.db.sql.query(`select 1 from follows f join accounts a on a.id = f.account_id where a.uri = $1 and f.state = 'accepted'`, [follower])).length > 0, 20_000, 'the follow');
+}, 120_000);
+afterAll(async () => {
+  await Promise.all([roost?.close(), peer?.close()]);
+});
+
+/** The activity of `type` about `objectUri` the peer received (waits for it). */
+async function received(type: string, objectUri: string): Promise<Record<string, any>> {
+  const find = () =>
+    peer.posts.map((p) => p.body as Record<string, any>).find((b) => b.type === type && (b.object?.id ?? b.object) === objectUri);
+  return eventually(async () => find() ?? null, 20_000, `${type} of ${objectUri}`);
+}
+
+describe('outgoing Notes as Mastodon sends them', () => {
+  it('a Create carries atomUri, inReplyToAtomUri, conversation and context (one per thread) and replies with a first page', async () => {
+    const post = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'A thread starts' } });
+    expect(post.status).toBe(200);
+    const reply = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'and goes on', in_reply_to_id: post.body.id } });
+    expect(reply.status).toBe(200);
+    const first = await received('Create', post.body.uri);
+    const second = await received('Create', reply.body.uri);
+    const [a, b] = [first.object, second.object];
+    expect(JSON.stringify(first['@context'])).toContain('"atomUri":"ostatus:atomUri"');
+    expect(a.atomUri).toBe(post.body.uri);
+    expect(a.inReplyToAtomUri ?? null).toBeNull();
+    expect(a.conversation).toMatch(new RegExp(`^tag:${roost.services.config.domain.replace(/\./g, '\\.')},\\d{4}-\\d{2}-\\d{2}:objectId=\\d+:objectType=Conversation$`));
+    expect(a.context).toBe(a.conversation);
+    expect([b.atomUri, b.inReplyToAtomUri, b.conversation, b.context]).toEqual([reply.body.uri, post.body.uri, a.conversation, a.conversation]);
+    expect(a.replies).toEqual({
+      id: `${post.body.uri}/replies`,
+      type: 'Collection',
+      first: { type: 'CollectionPage', partOf: `${post.body.uri}/replies`, next: `${post.body.uri}/replies?cursor=first` },
+    });
+    // (An empty `items` does not survive JSON-LD compaction: no items is the same empty page.)
+    // The Note served at its URI says the same, with its real first page of replies.
+    const served = (await (await fetch(post.body.uri, { headers: { accept: 'application/activity+json' } })).json()) as Record<string, any>;
+    expect([served.atomUri, served.conversation, served.context]).toEqual([post.body.uri, a.conversation, a.conversation]);
+    expect([served.replies.first.items].flat()).toEqual([reply.body.uri]);
+    await settled(roost);
+  });
+});
