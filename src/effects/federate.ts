@@ -41,6 +41,8 @@ import {
   toAsUpdatePoll,
   toAsVote,
   toAsFlag,
+  toAsAdd,
+  toAsRemove,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
 import { loadVoteAs, localPollStatusId } from '../federation/polls.ts';
@@ -194,6 +196,23 @@ export function federateConsumer(services: Services, federation: RoostFederation
         await send(account.username, recipientOfRow(author), undo ? toAsUndoLike(like) : toAsLike(like), {
           orderingKey: `favourite ${account.uri} ${status.note.uri}`,
         });
+        return;
+      }
+      // A local account pinned (unpinned) its status: Add to (Remove from) its featured collection,
+      // to its followers (Mastodon's PinsController), if the pin is still there (gone).
+      case 'status.pinned':
+      case 'status.unpinned': {
+        const remove = event.type === 'status.unpinned';
+        const [[pin], account, s] = await Promise.all([
+          services.db.sql.query(`select 1 from status_pins where id = $1`, [event.pinId]),
+          em.findOne(AccountSchema, { id: event.accountId, domain: null }),
+          loadStatusAs(services, ctx, event.statusId),
+        ]);
+        if (remove === !!pin || !account || account.suspendedAt || !s || !s.local || s.accountId !== account.id) return;
+        if (!remove && s.deleted) return;
+        const facts = { pinId: event.pinId, actorUri: account.uri, featuredUri: ctx.getFeaturedUri(account.username).href, statusUri: s.note.uri };
+        await send(account.username, 'followers', remove ? toAsRemove(facts) : toAsAdd(facts), { preferSharedInbox: true, orderingKey: `featured ${account.uri}` });
+        log.info({ statusId: s.id, pinId: event.pinId }, remove ? 'Remove sent' : 'Add sent');
         return;
       }
       // A local poll's throttled Update is due (or it closed): Update(Question) with the latest

@@ -1,7 +1,8 @@
 /**
  * What Roost sends, as Mastodon sends it, received by a fake Mastodon server over real HTTP: a
  * Note's OStatus terms (`atomUri`, `inReplyToAtomUri`, `conversation`, also as `context`) and its
- * `replies` collection with a `first` page.
+ * `replies` collection with a `first` page; a pin and an unpin as Add and Remove to the featured
+ * collection, to the followers.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
@@ -69,5 +70,24 @@ describe('outgoing Notes as Mastodon sends them', () => {
     expect([served.atomUri, served.conversation, served.context]).toEqual([post.body.uri, a.conversation, a.conversation]);
     expect([served.replies.first.items].flat()).toEqual([reply.body.uri]);
     await settled(roost);
+  });
+});
+
+describe('pins as Mastodon federates them', () => {
+  it('pin sends Add and unpin sends Remove (target: the featured collection) to the followers', async () => {
+    const post = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'Pin me' } });
+    expect((await alice.api(`/api/v1/statuses/${post.body.id}/pin`, { method: 'POST' })).status).toBe(200);
+    const add = await received('Add', post.body.uri);
+    const featured = roost.at('/users/alice/collections/featured');
+    expect(add).toMatchObject({ type: 'Add', actor: roost.at('/users/alice'), object: post.body.uri, target: featured });
+    expect(typeof add.id).toBe('string');
+    expect((await alice.api(`/api/v1/statuses/${post.body.id}/unpin`, { method: 'POST' })).status).toBe(200);
+    const remove = await received('Remove', post.body.uri);
+    expect(remove).toMatchObject({ type: 'Remove', actor: roost.at('/users/alice'), object: post.body.uri, target: featured });
+    expect(remove.id).not.toBe(add.id);
+    // An unpin of a status not pinned sends nothing more.
+    expect((await alice.api(`/api/v1/statuses/${post.body.id}/unpin`, { method: 'POST' })).status).toBe(200);
+    await settled(roost);
+    expect(peer.posts.filter((p) => ['Add', 'Remove'].includes((p.body as { type: string }).type)).length).toBe(2);
   });
 });
