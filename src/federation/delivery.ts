@@ -36,7 +36,7 @@
  *              (`roost deliveries ACTIVITY-ID`), and one log line per round.
  */
 import { createHash, KeyObject } from 'node:crypto';
-import { signObject, type Context } from '@fedify/fedify';
+import { signJsonLd, signObject, type Context } from '@fedify/fedify';
 import type { Activity, Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
@@ -157,12 +157,20 @@ export async function prepareDelivery(
   const id = activity.id;
   if (!id) throw new TypeError('an activity to deliver needs an id');
   // Object integrity proofs with the actor's Ed25519 key, as Fedify's sendActivity adds them.
-  for (const kp of await actorKeyPairs(ctx, sender)) {
+  const keyPairs = await actorKeyPairs(ctx, sender);
+  for (const kp of keyPairs) {
     if (kp.privateKey.algorithm.name !== 'Ed25519' || kp.multikeyId == null) continue;
     activity = await signObject(activity, kp.privateKey, kp.multikeyId, { contextLoader: ctx.contextLoader });
   }
-  const json = await activity.toJsonLd({ format: 'compact', contextLoader: ctx.contextLoader });
+  let json = await activity.toJsonLd({ format: 'compact', contextLoader: ctx.contextLoader });
   const type = (json as { type?: unknown }).type;
+  // A public Create, Update, Delete or Announce also carries a linked-data signature
+  // (RsaSignature2017) with the actor's RSA key, as Mastodon signs them: Mastodon forwards a reply
+  // to its thread's followers, and a Delete to rebloggers' followers, only when it is there.
+  if (typeof type === 'string' && LD_SIGNED_TYPES.has(type) && isPublic(json)) {
+    const rsa = keyPairs.find((k) => k.privateKey.algorithm.name === 'RSASSA-PKCS1-v1_5');
+    if (rsa) json = await signJsonLd(json, rsa.privateKey, rsa.keyId, { contextLoader: ctx.contextLoader });
+  }
   const job: DeliveryJob = {
     activityId: id.href,
     activityType: typeof type === 'string' ? type : 'Activity',
@@ -183,6 +191,16 @@ export async function prepareDelivery(
     if (Object.keys(job.inboxes).length === 0) return null;
   }
   return { queue: laneOf(job), kind: DELIVERY_JOB, payload: job, maxAttempts: JOB_MAX_ATTEMPTS, orderingKey: opts.orderingKey };
+}
+
+/** The activities Mastodon signs with a linked-data signature when they are public. */
+const LD_SIGNED_TYPES = new Set(['Create', 'Update', 'Delete', 'Announce']);
+const PUBLIC_IDS = new Set(['https://www.w3.org/ns/activitystreams#Public', 'as:Public', 'Public']);
+
+/** Whether a compacted activity is addressed to the public (to or cc). */
+function isPublic(json: unknown): boolean {
+  const a = json as { to?: unknown; cc?: unknown };
+  return [a.to, a.cc].flat().some((v) => typeof v === 'string' && PUBLIC_IDS.has(v));
 }
 
 /** Queues prepared deliveries (prepareDelivery) in one statement: all of them or none. */

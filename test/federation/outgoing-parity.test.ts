@@ -2,9 +2,11 @@
  * What Roost sends, as Mastodon sends it, received by a fake Mastodon server over real HTTP: a
  * Note's OStatus terms (`atomUri`, `inReplyToAtomUri`, `conversation`, also as `context`) and its
  * `replies` collection with a `first` page; a pin and an unpin as Add and Remove to the featured
- * collection, to the followers.
+ * collection, to the followers; public Creates, Updates, Deletes and Announces with Mastodon's
+ * linked-data signature (RsaSignature2017), verified with the actor's key.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { verifyJsonLd } from '@fedify/fedify';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { startFakeSoftware, type FakeSoftware } from '../helpers/fake-software.ts';
@@ -90,4 +92,38 @@ describe('pins as Mastodon federates them', () => {
     await settled(roost);
     expect(peer.posts.filter((p) => ['Add', 'Remove'].includes((p.body as { type: string }).type)).length).toBe(2);
   });
+});
+
+describe('linked-data signatures as Mastodon makes them', () => {
+  it('a public Create, Update, Announce and Delete carry an RsaSignature2017 that verifies with the actor\'s key; a private Create none', async () => {
+    const ctx = roost.federation.createContext(new URL(roost.url), undefined);
+    const loaders = { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader };
+    const post = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'Signed, sealed, delivered' } });
+    expect(post.status).toBe(200);
+    const create = await received('Create', post.body.uri);
+    expect(create.signature).toMatchObject({ type: 'RsaSignature2017', creator: `${roost.at('/users/alice')}#main-key` });
+    expect(typeof create.signature.signatureValue).toBe('string');
+    expect(await verifyJsonLd(create, loaders)).toBe(true);
+    // Tampered with, it does not verify.
+    expect(await verifyJsonLd({ ...create, object: { ...create.object, content: '<p>forged</p>' } }, loaders)).toBe(false);
+
+    expect((await alice.api(`/api/v1/statuses/${post.body.id}`, { method: 'PUT', body: { status: 'Signed again' } })).status).toBe(200);
+    const update = await received('Update', post.body.uri);
+    expect(update.signature?.type).toBe('RsaSignature2017');
+    expect(await verifyJsonLd(update, loaders)).toBe(true);
+
+    const boost = await alice.api(`/api/v1/statuses/${post.body.id}/reblog`, { method: 'POST' });
+    expect(boost.status).toBe(200);
+    const announce = await received('Announce', post.body.uri);
+    expect(await verifyJsonLd(announce, loaders)).toBe(true);
+
+    expect((await alice.api(`/api/v1/statuses/${post.body.id}`, { method: 'DELETE' })).status).toBe(200);
+    const del = await received('Delete', post.body.uri);
+    expect(del.signature?.type).toBe('RsaSignature2017');
+    expect(await verifyJsonLd(del, loaders)).toBe(true);
+
+    const secret = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'followers only', visibility: 'private' } });
+    const privateCreate = await received('Create', secret.body.uri);
+    expect(privateCreate.signature).toBeUndefined();
+  }, 60_000);
 });
