@@ -119,6 +119,9 @@ describe('polls between two instances', () => {
     expect(doc).toEqual({
       id: q.uri,
       type: 'Question',
+      atomUri: q.uri,
+      conversation: expect.stringMatching(/^tag:.*:objectType=Conversation$/),
+      context: doc.conversation,
       attributedTo: a.at('/users/alice'),
       to: 'as:Public',
       cc: [a.at('/users/alice/followers'), b.at('/users/carol')],
