@@ -12,8 +12,8 @@ const AUTHOR = 'acct-author';
 const EXPIRES = '2026-01-01T01:00:00.000Z';
 const NOW = '2026-01-01T00:30:00.000Z';
 const LAST = '2026-01-01T00:29:00.000Z';
-/** LAST + 3 minutes: the earliest next Update. */
-const NEXT = '2026-01-01T00:32:00.000Z';
+/** NOW + 3 minutes: the next Update (3 minutes after the vote, which is later than LAST + 3 minutes). */
+const NEXT = '2026-01-01T00:33:00.000Z';
 
 // ── Starting snapshots, at version 7: one per state, and per variant that changes outcomes ──
 const LOCAL: PollContext = {
@@ -234,7 +234,7 @@ describe('poll machine: creation', () => {
 });
 
 describe('poll machine: the 3-minute Update throttle', () => {
-  it('votes at 0 s, 10 s, 2 min, 4 min schedule Updates at 0 and 3 min, one pending at a time', () => {
+  it('votes at 0 s, 10 s, 2 min, 4 min, 8 min schedule Updates at 3, 7 and 11 min, one pending at a time', () => {
     let s = newPoll();
     const vote = (voterId: string, at: number) => {
       const r = stepOrThrow(pollMachine, s, { type: 'poll.vote', voterId, choices: [0], now: t(at), local: true });
@@ -247,25 +247,24 @@ describe('poll machine: the 3-minute Update throttle', () => {
       return r;
     };
 
-    // t=0: nothing sent yet, the Update may go at once.
-    expect(vote('v1', 0)).toEqual([scheduled(t(0))]);
+    // t=0: nothing sent yet, still the Update waits 3 minutes (sent at once, it would tell the
+    // author's followers this one voter's choice by its timing).
+    expect(vote('v1', 0)).toEqual([scheduled(t(3 * MIN))]);
     expect(s.context.updatePending).toBe(true);
-    const first = due(0);
-    expect(first.emitted).toEqual([updated]);
-    expect(s.context).toMatchObject({ updatePending: false, lastUpdateSentAt: t(0) });
-
-    // t=10 s: the last Update went out at 0, the next may go at 3 min.
-    expect(vote('v2', 10 * SEC)).toEqual([scheduled(t(3 * MIN))]);
-    // t=2 min: one is pending already — nothing more is scheduled.
+    // t=10 s, 2 min: one is pending already — nothing more is scheduled.
+    expect(vote('v2', 10 * SEC)).toEqual([]);
     expect(vote('v3', 2 * MIN)).toEqual([]);
     // A second timer firing for the same Update is refused: only one Update per pending one.
     expect(due(3 * MIN).emitted).toEqual([updated]);
     expect(due(3 * MIN).accepted).toBe(false);
     expect(s.context).toMatchObject({ updatePending: false, lastUpdateSentAt: t(3 * MIN), votes: [3, 0, 0], votersCount: 3 });
 
-    // t=4 min: the last went at 3 min, the next waits until 6 min.
-    expect(vote('v4', 4 * MIN)).toEqual([scheduled(t(6 * MIN))]);
+    // t=4 min: the last went at 3 min, but this vote's Update waits until 7 min.
+    expect(vote('v4', 4 * MIN)).toEqual([scheduled(t(7 * MIN))]);
     expect(s.context.votes).toEqual([4, 0, 0]);
+    expect(due(7 * MIN).emitted).toEqual([updated]);
+    // t=8 min: 3 minutes after this vote (11 min), later than 3 minutes after the last (10 min).
+    expect(vote('v5', 8 * MIN)).toEqual([scheduled(t(11 * MIN))]);
   });
 
   it('a remote poll never schedules an Update; closing a local one sends the final Update and clears the pending one', () => {

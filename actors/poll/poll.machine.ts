@@ -42,9 +42,10 @@
  *                                          (`pollLocal` false) means "deliver this vote to the
  *                                          poll's server"
  *   poll.update_scheduled {pollId, runAt}  a vote on a LOCAL poll while no Update is pending:
- *                                          runAt = max(now, lastUpdateSentAt + 3 min). At most
+ *                                          runAt = max(now, lastUpdateSentAt) + 3 min. At most
  *                                          one pending, so the Update of the Question goes out
- *                                          at most once per 3 minutes per poll (mission spec).
+ *                                          at most once per 3 minutes per poll, and never sooner
+ *                                          than 3 minutes after the vote that asked for it.
  *   poll.updated {pollId}                  send the Update now (on poll.update_due, and the
  *                                          final one when a local poll closes)
  *   poll.closed {pollId, voterIds, authorId}
@@ -81,7 +82,8 @@ export interface PollInput {
   authorId?: string | null;
   /** A remote poll's tallies when first seen; zeros otherwise. */
   votes?: number[];
-  votersCount?: number;
+  /** A remote poll's voters when first seen: null when its server does not say (a multiple-choice one). */
+  votersCount?: number | null;
 }
 
 export interface PollContext {
@@ -94,8 +96,8 @@ export interface PollContext {
   authorId: string | null;
   /** Votes per option, same order as options. */
   votes: number[];
-  /** Distinct voters (for a remote poll: what its server says). */
-  votersCount: number;
+  /** Distinct voters (for a remote poll: what its server says; null when it does not say). */
+  votersCount: number | null;
   closedAt: string | null;
   /** When the last Update of the Question was sent (local polls). */
   lastUpdateSentAt: string | null;
@@ -231,13 +233,17 @@ export const pollMachine = setup({
       const newVoter = event.previous === undefined || event.previous === null;
       enqueue.assign({
         votes,
-        votersCount: context.votersCount + (newVoter ? 1 : 0),
+        votersCount: context.votersCount === null ? null : context.votersCount + (newVoter ? 1 : 0),
         updatePending: context.updatePending || context.local,
       });
       enqueue.emit({ type: 'poll.voted', pollId: context.pollId, voterId: event.voterId, choices, local: event.local, pollLocal: context.local });
       if (scheduleUpdate) {
-        const earliest = context.lastUpdateSentAt === null ? ms(event.now) : ms(context.lastUpdateSentAt) + POLL_UPDATE_INTERVAL_MS;
-        const runAt = earliest > ms(event.now) ? new Date(earliest).toISOString() : event.now;
+        // Never sooner than 3 minutes after the vote that asks for it (Mastodon's VoteService
+        // queues the Update 3 minutes out): an Update at once would tell the followers this one
+        // voter's choice by its timing. And at most one per 3 minutes.
+        const afterVote = ms(event.now) + POLL_UPDATE_INTERVAL_MS;
+        const afterLast = context.lastUpdateSentAt === null ? afterVote : ms(context.lastUpdateSentAt) + POLL_UPDATE_INTERVAL_MS;
+        const runAt = new Date(Math.max(afterVote, afterLast)).toISOString();
         enqueue.emit({ type: 'poll.update_scheduled', pollId: context.pollId, runAt });
       }
     }),
@@ -284,7 +290,7 @@ export const pollMachine = setup({
       expiresAt: input.expiresAt === null ? null : new Date(input.expiresAt).toISOString(),
       authorId: input.authorId ?? null,
       votes: [...votes],
-      votersCount: input.votersCount ?? 0,
+      votersCount: input.votersCount === undefined ? 0 : input.votersCount,
       closedAt: null,
       lastUpdateSentAt: null,
       updatePending: false,

@@ -41,6 +41,8 @@ import {
   toAsUpdatePoll,
   toAsVote,
   toAsFlag,
+  toAsAdd,
+  toAsRemove,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
 import { loadVoteAs, localPollStatusId } from '../federation/polls.ts';
@@ -104,15 +106,18 @@ export function federateConsumer(services: Services, federation: RoostFederation
       });
     };
     /**
-     * A status's activity to its reach (federation/audience.ts statusReach): the followers (shared
-     * inboxes once) and the remote accounts addressed one by one. One ordering key per status:
+     * A status's activity to its reach (federation/audience.ts statusReach): the followers and the
+     * remote accounts addressed one by one, in one delivery (each inbox once, shared ones once for all). One ordering key per status:
      * its Create, Updates and Delete reach each server in that order.
      */
     const sendToAudience = async (s: StatusAsRow, activity: Activity, also: ReachOptions = {}) => {
       const orderingKey = `status ${s.note.uri}`;
       const reach = await statusReach(services.db.sql, s, also);
-      if (reach.followers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey });
-      if (reach.direct.length) await send(s.username, reach.direct.map(recipientOfRow), activity, { preferSharedInbox: true, orderingKey });
+      const direct = reach.direct.map(recipientOfRow);
+      // One delivery for both: a shared inbox standing for a follower and an addressed account
+      // (a mentioned one, a voter, a reblogger) gets one POST, as Mastodon's StatusReachFinder.
+      if (reach.followers) await send(s.username, 'followers', activity, { preferSharedInbox: true, orderingKey, also: direct });
+      else if (direct.length) await send(s.username, direct, activity, { preferSharedInbox: true, orderingKey });
     };
     /** A local reblog and its original (null unless the reblog is `deleted` as asked). */
     /**
@@ -191,6 +196,23 @@ export function federateConsumer(services: Services, federation: RoostFederation
         await send(account.username, recipientOfRow(author), undo ? toAsUndoLike(like) : toAsLike(like), {
           orderingKey: `favourite ${account.uri} ${status.note.uri}`,
         });
+        return;
+      }
+      // A local account pinned (unpinned) its status: Add to (Remove from) its featured collection,
+      // to its followers (Mastodon's PinsController), if the pin is still there (gone).
+      case 'status.pinned':
+      case 'status.unpinned': {
+        const remove = event.type === 'status.unpinned';
+        const [[pin], account, s] = await Promise.all([
+          services.db.sql.query(`select 1 from status_pins where id = $1`, [event.pinId]),
+          em.findOne(AccountSchema, { id: event.accountId, domain: null }),
+          loadStatusAs(services, ctx, event.statusId),
+        ]);
+        if (remove === !!pin || !account || account.suspendedAt || !s || !s.local || s.accountId !== account.id) return;
+        if (!remove && s.deleted) return;
+        const facts = { pinId: event.pinId, actorUri: account.uri, featuredUri: ctx.getFeaturedUri(account.username).href, statusUri: s.note.uri };
+        await send(account.username, 'followers', remove ? toAsRemove(facts) : toAsAdd(facts), { preferSharedInbox: true, orderingKey: `featured ${account.uri}` });
+        log.info({ statusId: s.id, pinId: event.pinId }, remove ? 'Remove sent' : 'Add sent');
         return;
       }
       // A local poll's throttled Update is due (or it closed): Update(Question) with the latest

@@ -39,6 +39,9 @@ export type RecordedFact =
   | { type: 'status.unreblogged'; statusId: string; reblogOfId: string; accountId: string }
   | { type: 'status.favourited'; statusId: string; accountId: string; favouriteId: string; statusAccountId: string }
   | { type: 'status.unfavourited'; statusId: string; accountId: string; favouriteId: string }
+  /** A local account pinned (unpinned) its status: the status_pins row's id. */
+  | { type: 'status.pinned'; statusId: string; accountId: string; pinId: string }
+  | { type: 'status.unpinned'; statusId: string; accountId: string; pinId: string }
   // Accounts and relationships (services/profiles.ts, moves.ts, relationships.ts, follows.ts).
   | { type: 'account.updated'; accountId: string }
   | { type: 'account.move_replayed'; accountId: string; targetAccountId: string }
@@ -124,6 +127,8 @@ const TYPES: Record<EventType, true> = {
   'status.unreblogged': true,
   'status.favourited': true,
   'status.unfavourited': true,
+  'status.pinned': true,
+  'status.unpinned': true,
   'block.created': true,
   'block.removed': true,
   'filters.changed': true,

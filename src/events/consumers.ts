@@ -31,7 +31,7 @@ export const CONSUMERS = {
   federate: declare({
     handles: [
       'status.created', 'status.updated', 'status.deleted', 'status.reblogged', 'status.unreblogged',
-      'status.favourited', 'status.unfavourited', 'poll.updated', 'poll.voted',
+      'status.favourited', 'status.unfavourited', 'status.pinned', 'status.unpinned', 'poll.updated', 'poll.voted',
       'follow.requested', 'follow.accepted', 'follow.request_repeated', 'follow.rejected', 'follow.removed',
       'follow.undone', 'follow.cancelled', 'follow.refused',
       'account.updated', 'account.moved', 'account.move_replayed', 'block.created', 'block.removed', 'report.created',

@@ -36,7 +36,7 @@
  *              (`roost deliveries ACTIVITY-ID`), and one log line per round.
  */
 import { createHash, KeyObject } from 'node:crypto';
-import { signObject, type Context } from '@fedify/fedify';
+import { signJsonLd, signObject, type Context } from '@fedify/fedify';
 import type { Activity, Recipient } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
@@ -68,6 +68,8 @@ export interface DeliveryJob {
   activity: unknown;
   /** Recipients still to expand: the remote accepted followers of this local account id. */
   followersOf?: string;
+  /** With followersOf: more recipients' inboxes, merged with the followers' when expanded (one POST per inbox). */
+  alsoInboxes?: Record<string, Target>;
   preferSharedInbox?: boolean;
   inboxes?: Record<string, Target>;
   /** Rounds already made for these inboxes. */
@@ -80,6 +82,11 @@ export interface DeliveryJob {
 export interface SendOptions {
   orderingKey?: string;
   preferSharedInbox?: boolean;
+  /**
+   * With recipients 'followers': more recipients in the same delivery, so that an inbox standing
+   * for a follower and one of them (a shared inbox) gets the activity once.
+   */
+  also?: readonly Recipient[];
 }
 
 export type Recipients = 'followers' | Recipient | Recipient[];
@@ -95,6 +102,16 @@ export function extractInboxes(recipients: readonly Recipient[], preferSharedInb
 function laneOf(job: Pick<DeliveryJob, 'followersOf' | 'inboxes'>): string {
   if (job.followersOf) return BULK_LANE;
   return Object.keys(job.inboxes ?? {}).length <= PRIORITY_MAX_INBOXES ? PRIORITY_LANE : BULK_LANE;
+}
+
+/** `also`'s inboxes added to `into` (an inbox in both stands for the actors of both, once each). */
+function mergeInboxes(into: Record<string, Target>, also: Record<string, Target> | undefined): Record<string, Target> {
+  for (const [inbox, t] of Object.entries(also ?? {})) {
+    const have = into[inbox];
+    if (!have) into[inbox] = { actors: [...t.actors], shared: t.shared };
+    else for (const actor of t.actors) if (!have.actors.includes(actor)) have.actors.push(actor);
+  }
+  return into;
 }
 
 /** Separates an ordering key from the host in the key of that host's ordered retries. */
@@ -140,12 +157,20 @@ export async function prepareDelivery(
   const id = activity.id;
   if (!id) throw new TypeError('an activity to deliver needs an id');
   // Object integrity proofs with the actor's Ed25519 key, as Fedify's sendActivity adds them.
-  for (const kp of await actorKeyPairs(ctx, sender)) {
+  const keyPairs = await actorKeyPairs(ctx, sender);
+  for (const kp of keyPairs) {
     if (kp.privateKey.algorithm.name !== 'Ed25519' || kp.multikeyId == null) continue;
     activity = await signObject(activity, kp.privateKey, kp.multikeyId, { contextLoader: ctx.contextLoader });
   }
-  const json = await activity.toJsonLd({ format: 'compact', contextLoader: ctx.contextLoader });
+  let json = await activity.toJsonLd({ format: 'compact', contextLoader: ctx.contextLoader });
   const type = (json as { type?: unknown }).type;
+  // A public Create, Update, Delete or Announce also carries a linked-data signature
+  // (RsaSignature2017) with the actor's RSA key, as Mastodon signs them: Mastodon forwards a reply
+  // to its thread's followers, and a Delete to rebloggers' followers, only when it is there.
+  if (typeof type === 'string' && LD_SIGNED_TYPES.has(type) && isPublic(json)) {
+    const rsa = keyPairs.find((k) => k.privateKey.algorithm.name === 'RSASSA-PKCS1-v1_5');
+    if (rsa) json = await signJsonLd(json, rsa.privateKey, rsa.keyId, { contextLoader: ctx.contextLoader });
+  }
   const job: DeliveryJob = {
     activityId: id.href,
     activityType: typeof type === 'string' ? type : 'Activity',
@@ -160,11 +185,22 @@ export async function prepareDelivery(
     const [account] = await services.db.sql.query<{ id: string }>(`select id::text as id from accounts where username = $1 and domain is null`, [sender]);
     if (!account) return null;
     job.followersOf = account.id;
+    if (opts.also?.length) job.alsoInboxes = extractInboxes(opts.also, opts.preferSharedInbox ?? false);
   } else {
     job.inboxes = extractInboxes(Array.isArray(recipients) ? recipients : [recipients], opts.preferSharedInbox ?? false);
     if (Object.keys(job.inboxes).length === 0) return null;
   }
   return { queue: laneOf(job), kind: DELIVERY_JOB, payload: job, maxAttempts: JOB_MAX_ATTEMPTS, orderingKey: opts.orderingKey };
+}
+
+/** The activities Mastodon signs with a linked-data signature when they are public. */
+const LD_SIGNED_TYPES = new Set(['Create', 'Update', 'Delete', 'Announce']);
+const PUBLIC_IDS = new Set(['https://www.w3.org/ns/activitystreams#Public', 'as:Public', 'Public']);
+
+/** Whether a compacted activity is addressed to the public (to or cc). */
+function isPublic(json: unknown): boolean {
+  const a = json as { to?: unknown; cc?: unknown };
+  return [a.to, a.cc].flat().some((v) => typeof v === 'string' && PUBLIC_IDS.has(v));
 }
 
 /** Queues prepared deliveries (prepareDelivery) in one statement: all of them or none. */
@@ -327,7 +363,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
   async function run(job: DeliveryJob, row: Job): Promise<void> {
     const started = clock.now().getTime();
     const lane = row.queue;
-    const inboxes = job.inboxes ?? (job.followersOf ? await followerInboxes(sql, job.followersOf, !!job.preferSharedInbox) : {});
+    const inboxes = job.inboxes ?? (job.followersOf ? mergeInboxes(await followerInboxes(sql, job.followersOf, !!job.preferSharedInbox), job.alsoInboxes) : {});
     // The domain policy when the job runs: a server blocked after the activity was queued gets nothing.
     const policy = await services.domainPolicy.snapshot();
     for (const inbox of Object.keys(inboxes)) {
@@ -603,6 +639,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     const retryJob = (group: Record<string, Target>): DeliveryJob => ({
       ...job,
       followersOf: undefined,
+      alsoInboxes: undefined,
       inboxes: group,
       round: job.round + 1,
       counted: true,

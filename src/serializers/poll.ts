@@ -19,8 +19,8 @@ export interface PollRow {
   expiresAt: string | null;
   /** Votes per option, same order as options. */
   votes: number[];
-  /** Distinct voters (for a remote poll: what its server says). */
-  votersCount: number;
+  /** Distinct voters (for a remote poll: what its server says; null when it does not say). */
+  votersCount: number | null;
   /** The viewer's choices (null: not voted, or nobody signed in). */
   ownVotes: number[] | null;
 }
@@ -31,7 +31,7 @@ export interface MastodonPoll {
   expired: boolean;
   multiple: boolean;
   votes_count: number;
-  voters_count: number;
+  voters_count: number | null;
   options: { title: string; votes_count: number | null }[];
   emojis: unknown[];
   voted?: boolean;

@@ -117,7 +117,8 @@ export interface NewPoll {
   expiresAt: Date | null;
   /** A remote poll's tallies when first seen. */
   votes?: number[];
-  votersCount?: number;
+  /** A remote poll's voters when first seen (null: its server does not say). */
+  votersCount?: number | null;
 }
 
 /**
@@ -365,7 +366,7 @@ export async function replaceRemotePoll(
       hideTotals: false,
       expiresAt: poll.expiresAt,
       votes: poll.counts,
-      votersCount: poll.votersCount ?? (poll.multiple ? 0 : poll.counts.reduce((sum, n) => sum + n, 0)),
+      votersCount: poll.votersCount ?? (poll.multiple ? null : poll.counts.reduce((sum, n) => sum + n, 0)),
     }, 'federation');
   });
 }

@@ -107,7 +107,7 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
             expiresAt: p.expiresAt,
             votes: p.counts,
             // Unsaid for a single-choice poll: one voter per vote.
-            votersCount: p.votersCount ?? (p.multiple ? 0 : p.counts.reduce((sum, n) => sum + n, 0)),
+            votersCount: p.votersCount ?? (p.multiple ? null : p.counts.reduce((sum, n) => sum + n, 0)),
           }
         : null,
       untrusted: input.untrusted,

@@ -274,9 +274,14 @@ export async function setUntrustedStatusCounts(sql: Sql, statusId: string, count
   );
 }
 
-/** Removes one status (soft: deleted_at) with its counters; a reblog's original loses one reblog. */
+/**
+ * Removes one status (soft: deleted_at) with its counters; a reblog's original loses one reblog.
+ * Its replies keep their in_reply_to_account_id and lose their in_reply_to_id.
+ */
 export async function discardStatus(sql: Sql, s: { id: string; accountId: string; createdAt: Date; inReplyToId: string | null; reblogOfId: string | null }, now: Date): Promise<void> {
   await sql.query(`update statuses set deleted_at = $2, updated_at = $2 where id = $1`, [s.id, now]);
+  // Its replies stay, replying to nothing (Mastodon's in_reply_to_id foreign key nullifies them).
+  if (!s.reblogOfId) await sql.query(`update statuses set in_reply_to_id = null where in_reply_to_id = $1`, [s.id]);
   await sql.query(`delete from status_pins where status_id = $1`, [s.id]);
   await applyStatusToStats(sql, s.accountId, -1, s.createdAt);
   if (s.inReplyToId) await bumpStatusStats(sql, s.inReplyToId, 'replies_count', -1);

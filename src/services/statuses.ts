@@ -511,7 +511,10 @@ export async function pinStatus(services: Services, accountId: string, id: strin
     );
     if (pinned?.here) return;
     if ((pinned?.n ?? 0) >= max) throw pinError('You have already pinned the maximum number of posts');
-    await sql.query(`insert into status_pins (id, account_id, status_id, created_at) values ($1, $2, $3, $4)`, [services.ids.next(), accountId, s.id, services.clock.now()]);
+    const pinId = services.ids.next();
+    await sql.query(`insert into status_pins (id, account_id, status_id, created_at) values ($1, $2, $3, $4)`, [pinId, accountId, s.id, services.clock.now()]);
+    // Federated as Add to the featured collection (Mastodon's PinsController).
+    await recordEvent(services, sql, { actorKind: 'status', actorId: s.id, origin: 'client', event: { type: 'status.pinned', statusId: s.id, accountId, pinId } });
   });
   return s.id;
 }
@@ -519,6 +522,10 @@ export async function pinStatus(services: Services, accountId: string, id: strin
 export async function unpinStatus(services: Services, accountId: string, id: string): Promise<string> {
   const s = await findVisibleStatus(services, id, accountId);
   if (!s) throw notFound();
-  await services.db.sql.query(`delete from status_pins where account_id = $1 and status_id = $2`, [accountId, s.id]);
+  await services.db.sql.transaction(async (sql) => {
+    const [pin] = await sql.query<{ id: string }>(`delete from status_pins where account_id = $1 and status_id = $2 returning id::text`, [accountId, s.id]);
+    // Federated as Remove from the featured collection.
+    if (pin) await recordEvent(services, sql, { actorKind: 'status', actorId: s.id, origin: 'client', event: { type: 'status.unpinned', statusId: s.id, accountId, pinId: pin.id } });
+  });
   return s.id;
 }

@@ -32,7 +32,7 @@ let sinks: Sinks;
 const AP = { accept: 'application/activity+json' };
 
 beforeAll(async () => {
-  [a, b, sinks] = await Promise.all([startTestRoost({}, { clock }), startTestRoost(), startSinks(1)]);
+  [a, b, sinks] = await Promise.all([startTestRoost({}, { clock }), startTestRoost(), startSinks(2)]);
   [alice, bob, carol] = await Promise.all([createTestUser(a, 'alice'), createTestUser(b, 'bob'), createTestUser(b, 'carol')]);
   const aliceOnB = (await lookupRemoteAccount(b.services, b.federation, a.at('/users/alice')))!;
   bobOnA = (await lookupRemoteAccount(a.services, a.federation, b.at('/users/bob')))!;
@@ -119,6 +119,9 @@ describe('polls between two instances', () => {
     expect(doc).toEqual({
       id: q.uri,
       type: 'Question',
+      atomUri: q.uri,
+      conversation: expect.stringMatching(/^tag:.*:objectType=Conversation$/),
+      context: doc.conversation,
       attributedTo: a.at('/users/alice'),
       to: 'as:Public',
       cc: [a.at('/users/alice/followers'), b.at('/users/carol')],
@@ -312,7 +315,7 @@ describe('a remote Question arriving at A (as a Mastodon server sends it)', () =
 });
 
 describe('the 3-minute Update throttle, at a remote inbox (A on the controllable clock)', () => {
-  it('many votes within 3 minutes yield one Update; a vote after the window the next; the close a final one', async () => {
+  it('no Update sooner than 3 minutes after a vote; many votes within 3 minutes yield one; a vote after the window the next; the close a final one', async () => {
     await settled(a, b);
     const sinkActor = `${sinks.urls[0]}/users/sam`;
     await a.services.db.sql.query(
@@ -334,37 +337,72 @@ describe('the 3-minute Update throttle, at a remote inbox (A on the controllable
       expect(updatesAtSink().length).toBe(n);
     };
 
-    // t = 0: the remote account votes (as its server's vote Note would); no Update sent yet, so one goes at once.
+    // t = 0: the remote account votes (as its server's vote Note would). No Update goes at once:
+    // it would tell alice's followers this voter's choice by its timing. It waits 3 minutes.
     expect(await recordRemoteVote(a.services, t.poll.id, sinkActor, ['up'], { uri: `${sinkActor}#votes/1` })).toEqual({ accepted: true });
-    await waitFor(1, 'the first Update at the sink');
-    // Many local votes within the next minute: nothing more until 3 minutes after the first.
+    await settled(a);
+    expect(updatesAtSink().length).toBe(0);
+    // Many local votes within the next minute: still nothing until 3 minutes after the first.
     for (let i = 0; i < 5; i++) {
       clock.advance(10 * SEC);
       await vote(voters[i]!, i % 2);
     }
     await settled(a);
-    expect(updatesAtSink().length).toBe(1);
+    expect(updatesAtSink().length).toBe(0);
     clock.advance(3 * MIN - 50 * SEC - 1);
+    await settled(a);
+    expect(updatesAtSink().length).toBe(0);
+    clock.advance(1);
+    await waitFor(1, 'the throttled Update, 3 minutes after the first vote');
+
+    // A vote at 4 min: not at 6 min (3 minutes after the last Update) but at 7 (3 after the vote).
+    clock.advance(MIN);
+    await vote(voters[5]!, 1);
+    clock.advance(3 * MIN - 1);
     await settled(a);
     expect(updatesAtSink().length).toBe(1);
     clock.advance(1);
-    await waitFor(2, 'the throttled Update');
-
-    // A vote after the window (at 4 min): the next Update at 6 min.
-    clock.advance(MIN);
-    await vote(voters[5]!, 1);
-    await settled(a);
-    expect(updatesAtSink().length).toBe(2);
-    clock.advance(2 * MIN);
-    await waitFor(3, 'the next Update');
+    await waitFor(2, 'the next Update');
 
     // The close: a final one.
     clock.set(new Date(start + 900 * SEC));
-    await waitFor(4, 'the final Update');
-    expect(new Set(updatesAtSink().map((p) => p.activityId)).size).toBe(4);
+    await waitFor(3, 'the final Update');
+    expect(new Set(updatesAtSink().map((p) => p.activityId)).size).toBe(3);
     expect(updatesAtSink().every((p) => p.path === '/users/sam/inbox' && p.signature !== null)).toBe(true);
     // B (bob follows alice) has the last tallies and the end.
     await settled(a, b);
     expect(await pollOf(b, t.uri)).toMatchObject({ cached_tallies: [4, 3], votes_count: 7, voters_count: 7, state: 'closed' });
   }, 120_000);
+});
+
+describe('an Update(Question) to a shared inbox', () => {
+  it('reaches a shared inbox standing for a follower and a non-following voter once', async () => {
+    await settled(a, b);
+    const base = sinks.urls[1]!;
+    const host = new URL(base).host;
+    const sharedInbox = `${base}/inbox`;
+    // Two accounts of the sink's server behind one shared inbox: fay follows alice, vic only votes.
+    const [fay, vic] = [a.services.ids.next(), a.services.ids.next()];
+    for (const [id, name] of [[fay, 'fay'], [vic, 'vic']] as const) {
+      await a.services.db.sql.query(
+        `insert into accounts (id, username, domain, uri, inbox_url, shared_inbox_url, display_name, note, created_at, updated_at)
+         values ($1, $2, $3, $4, $5, $6, '', '', now(), now())`,
+        [id, name, host, `${base}/users/${name}`, `${base}/users/${name}/inbox`, sharedInbox],
+      );
+    }
+    await a.services.db.sql.query(
+      `insert into follows (id, account_id, target_account_id, state, created_at, updated_at) values ($1, $2, $3, 'accepted', now(), now())`,
+      [a.services.ids.next(), fay, alice.account.id],
+    );
+    const p = await ask(['left', 'right'], { expiresIn: 3600 });
+    await settled(a, b);
+    expect(await recordRemoteVote(a.services, p.poll.id, `${base}/users/vic`, ['left'], { uri: `${base}/users/vic#votes/1` })).toEqual({ accepted: true });
+    clock.advance(3 * MIN);
+    const updates = () => sinks.posts.filter((x) => x.host === host && x.type === 'Update' && x.activityId.startsWith(`${p.uri}#updates/poll/`));
+    await eventually(async () => updates().length >= 1, 20_000, 'the Update at the shared inbox');
+    await settled(a, b);
+    expect(updates().map((x) => x.path)).toEqual(['/inbox']);
+    // The Create(Question) reached it once as well (fay follows alice; vic had not voted yet).
+    expect(sinks.posts.filter((x) => x.host === host && x.type === 'Create' && x.activityId.startsWith(p.uri)).map((x) => x.path)).toEqual(['/inbox']);
+  }, 60_000);
 });

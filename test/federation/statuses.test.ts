@@ -153,6 +153,10 @@ describe('statuses between two instances', () => {
       sensitive: true,
       published: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       url: a.at(`/@alice/${publicStatus.id}`),
+      // Mastodon's OStatus terms: its URI, and its thread (also as `context`).
+      atomUri: publicStatus.uri,
+      conversation: expect.stringMatching(new RegExp(`^tag:${a.config.domain.replace(/\./g, '\\.')},\\d{4}-\\d\\d-\\d\\d:objectId=\\d+:objectType=Conversation$`)),
+      context: (note as { conversation: string }).conversation,
       tag: [
         { type: 'Mention', href: b.at('/users/carol'), name: `@carol@${b.config.domain}` },
         { type: 'Hashtag', href: a.at('/tags/Roost'), name: '#Roost' },

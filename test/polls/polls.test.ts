@@ -272,7 +272,7 @@ describe('the locking path of a vote', () => {
 });
 
 describe('the end of a poll and the 3-minute Update throttle (outbox rows, controllable clock)', () => {
-  it('many votes within 3 minutes yield one poll.updated, a vote after the window the next, the close a final one and poll.closed once', async () => {
+  it('no poll.updated sooner than 3 minutes after a vote; many votes within 3 minutes yield one, a vote after the window the next, the close a final one and poll.closed once', async () => {
     await drained();
     const start = clock.now().getTime();
     const created = await post({ options: ['up', 'down'], expires_in: 900 });
@@ -285,27 +285,32 @@ describe('the end of a poll and the 3-minute Update throttle (outbox rows, contr
     };
     const updates = async () => (await outbox(pollId)).filter((e) => e.type === 'poll.updated').length;
 
-    // t = 0: nothing sent yet: the Update may go at once (its timer is due now).
+    // t = 0: nothing sent yet, still the Update waits 3 minutes after the vote (sooner, its timing
+    // would tell the followers this voter's choice).
     await vote(voters[0]!, 0);
-    await eventually(async () => (await updates()) === 1, 10_000, 'the first Update');
-    // Five more votes within the next minute: one Update scheduled, for 3 minutes after the first.
+    await drained();
+    expect(await updates()).toBe(0);
+    // Five more votes within the next minute: nothing more scheduled.
     for (let i = 1; i <= 5; i++) {
       clock.advance(10 * SEC);
       await vote(voters[i]!, i % 2);
     }
     await drained();
-    expect(await updates()).toBe(1);
-    clock.advance(3 * MIN - 50 * SEC - 1); // just before 3 min after the first Update
+    expect(await updates()).toBe(0);
+    clock.advance(3 * MIN - 50 * SEC - 1); // just before 3 min after the first vote
+    await drained();
+    expect(await updates()).toBe(0);
+    clock.advance(1);
+    await eventually(async () => (await updates()) === 1, 10_000, 'the throttled Update');
+
+    // A vote at 4 min: the next Update waits until 7 min (3 after the vote, not 3 after the last).
+    clock.advance(MIN);
+    await vote(voters[6]!, 1);
+    clock.advance(3 * MIN - 1);
     await drained();
     expect(await updates()).toBe(1);
     clock.advance(1);
-    await eventually(async () => (await updates()) === 2, 10_000, 'the throttled Update');
-
-    // A vote after the window (4 min): the next Update waits until 6 min.
-    clock.advance(MIN);
-    await vote(voters[6]!, 1);
-    clock.advance(2 * MIN);
-    await eventually(async () => (await updates()) === 3, 10_000, 'the next Update');
+    await eventually(async () => (await updates()) === 2, 10_000, 'the next Update');
 
     // An ended poll refuses votes before its timer ran; the timer closes it with the final Update.
     clock.set(new Date(start + 900 * SEC));
@@ -319,22 +324,20 @@ describe('the end of a poll and the 3-minute Update throttle (outbox rows, contr
       ['poll.close_scheduled', 0, 'client'],
       ['poll.voted', 1, 'client'],
       ['poll.update_scheduled', 1, 'client'],
-      ['poll.updated', 2, 'timer'],
+      ['poll.voted', 2, 'client'],
       ['poll.voted', 3, 'client'],
-      ['poll.update_scheduled', 3, 'client'],
       ['poll.voted', 4, 'client'],
       ['poll.voted', 5, 'client'],
       ['poll.voted', 6, 'client'],
-      ['poll.voted', 7, 'client'],
-      ['poll.updated', 8, 'timer'],
-      ['poll.voted', 9, 'client'],
-      ['poll.update_scheduled', 9, 'client'],
+      ['poll.updated', 7, 'timer'],
+      ['poll.voted', 8, 'client'],
+      ['poll.update_scheduled', 8, 'client'],
+      ['poll.updated', 9, 'timer'],
       ['poll.updated', 10, 'timer'],
-      ['poll.updated', 11, 'timer'],
-      ['poll.closed', 11, 'timer'],
+      ['poll.closed', 10, 'timer'],
     ]);
     const scheduled = events.filter((e) => e.type === 'poll.update_scheduled').map((e) => e.payload.runAt);
-    expect(scheduled).toEqual([iso(start), iso(start + 3 * MIN), iso(start + 6 * MIN)]);
+    expect(scheduled).toEqual([iso(start + 3 * MIN), iso(start + 7 * MIN)]);
     const closed = events.find((e) => e.type === 'poll.closed')!.payload;
     expect(closed).toEqual({
       type: 'poll.closed', pollId, authorId: author.account.id,

@@ -4,7 +4,7 @@
  * and a remote poll's tallies (Update(Question)) applied, closing it once.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { eventually, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { applyRemoteTally, createPoll, recordRemoteVote, votePoll } from '../../src/services/polls.ts';
@@ -53,7 +53,12 @@ describe('recordRemoteVote', () => {
     expect(await recordRemoteVote(roost.services, id, R2, ['yes', 'no'])).toEqual({ accepted: false, reason: 'single_choice' });
     expect(await pollRow(id)).toEqual({ cached_tallies: [0, 1], votes_count: 1, voters_count: 1, state: 'open' });
     expect(await votes(id)).toEqual([{ voter: R1, account_id: null, choices: [1], uri: `${R1}#votes/1` }]);
-    // A remote vote on a local poll is news for the other servers: the Update goes out (at once: none sent yet).
+    // A remote vote on a local poll is news for the other servers: the Update goes out, 3 minutes
+    // after the vote (sooner, its timing would tell that voter's choice).
+    await settled(roost);
+    expect((await events(id)).map((e) => e.type)).not.toContain('poll.updated');
+    clock.advance(3 * 60_000);
+    await eventually(async () => (await events(id)).some((e) => e.type === 'poll.updated'), 10_000, 'the Update');
     await settled(roost);
     const types = (await events(id)).map((e) => [e.type, e.origin]);
     expect(types).toEqual([

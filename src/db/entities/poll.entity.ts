@@ -21,7 +21,7 @@ export const PollSchema = defineEntity({
     state: p.text().$type<'open' | 'closed' | 'deleted'>(),
     cachedTallies: p.json<number[]>(),
     votesCount: p.integer().default(0),
-    votersCount: p.integer().default(0),
+    votersCount: p.integer().nullable().default(0),
     closedAt: p.datetime().nullable(),
     machine: p.json<Record<string, unknown>>().nullable(),
     machineVersion: p.integer().default(0),

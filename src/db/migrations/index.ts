@@ -33,6 +33,7 @@ import { Migration20261127041000_untrusted_status_counts } from './Migration2026
 import { Migration20261127090000_account_domain_blocks_domain } from './Migration20261127090000_account_domain_blocks_domain.ts';
 import { Migration20261128010000_streaming_source_key } from './Migration20261128010000_streaming_source_key.ts';
 import { Migration20261128070000_notification_requests } from './Migration20261128070000_notification_requests.ts';
+import { Migration20261128110000_poll_voters_unknown } from './Migration20261128110000_poll_voters_unknown.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -75,4 +76,5 @@ export const MIGRATIONS = [
   Migration20261127090000_account_domain_blocks_domain,
   Migration20261128010000_streaming_source_key,
   Migration20261128070000_notification_requests,
+  Migration20261128110000_poll_voters_unknown,
 ];

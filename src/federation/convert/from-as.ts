@@ -274,8 +274,9 @@ export async function noteFields(
     attachments.push({
       url: href,
       mediaType: a.mediaType && a.mediaType.length <= 255 && /^[\w.+-]+\/[\w.+-]+$/.test(a.mediaType) ? a.mediaType.toLowerCase() : null,
+      // Mastodon's description: `summary`, else `name` (GoToSocial sends the alt text as `summary`).
       // Plain text, cut to Mastodon's description limit (persistRemoteMedia cuts to the configured one too).
-      name: a.name == null ? null : plainText(a.name, 1_500) || null,
+      name: plainText(a.summary, 1_500).trim() || plainText(a.name, 1_500).trim() || null,
       // Checked when stored (persistRemoteMedia: the blurhash package decodes it, at most 5×5 components).
       blurhash: extra?.blurhash ?? null,
       width: typeof a.width === 'number' ? a.width : null,

@@ -130,6 +130,7 @@ const note: NoteFacts = {
   spoilerText: 'cw',
   sensitive: true,
   inReplyToUri: 'https://there.test/users/bob/statuses/9',
+  conversation: 'tag:here.test,2026-01-02:objectId=7:objectType=Conversation',
   published: new Date('2026-01-02T03:04:05Z'),
   editedAt: null,
   mentions: [{ uri: 'https://there.test/users/bob', acct: 'bob@there.test' }],
@@ -148,6 +149,11 @@ const noteJson = {
   sensitive: true,
   inReplyTo: 'https://there.test/users/bob/statuses/9',
   published: '2026-01-02T03:04:05Z',
+  // Mastodon's OStatus terms, and the thread as `context` too.
+  context: 'tag:here.test,2026-01-02:objectId=7:objectType=Conversation',
+  atomUri: note.uri,
+  inReplyToAtomUri: 'https://there.test/users/bob/statuses/9',
+  conversation: 'tag:here.test,2026-01-02:objectId=7:objectType=Conversation',
   tag: [
     { type: 'Mention', href: 'https://there.test/users/bob', name: '@bob@there.test' },
     { type: 'Hashtag', href: 'https://here.test/tags/tea', name: '#tea' },
@@ -197,6 +203,9 @@ describe('status builders', () => {
       updated: '2026-01-03T00:00:00Z',
       tag: { type: 'Mention', href: 'https://there.test/users/bob', name: '@bob@there.test' },
       attachment: { type: 'Document', url: 'https://here.test/m/1.png', mediaType: 'image/png', name: 'a cat', width: 10, height: 20 },
+      context: note.conversation,
+      atomUri: note.uri,
+      conversation: note.conversation,
     });
   });
 
@@ -214,7 +223,8 @@ describe('status builders', () => {
         { type: 'Document', url: 'https://here.test/m/1.png', mediaType: 'image/png', name: 'a cat', width: 10, height: 20, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', focalPoint: [0.5, -0.25] },
         { type: 'Document', url: 'https://here.test/m/2.png', mediaType: 'image/png' },
       ]);
-      expect(doc['@context'].at(-1)).toEqual({ blurhash: 'toot:blurhash', focalPoint: { '@container': '@list', '@id': 'toot:focalPoint' } });
+      expect(doc['@context']).toContainEqual({ blurhash: 'toot:blurhash', focalPoint: { '@container': '@list', '@id': 'toot:focalPoint' } });
+      expect(doc['@context'].at(-1)).toEqual({ ostatus: 'http://ostatus.org#', atomUri: 'ostatus:atomUri', inReplyToAtomUri: 'ostatus:inReplyToAtomUri', conversation: 'ostatus:conversation' });
     }
     // Without media extensions the default context stays as it is.
     const plain = (await toAsCreateNote(note).toJsonLd({ format: 'compact' })) as { '@context': unknown[] };
@@ -342,6 +352,7 @@ describe('toAsQuestion', () => {
       id: base.uri,
       type: 'Question',
       votersCount: 8,
+      atomUri: base.uri,
       attributedTo: base.authorUri,
       to: 'as:Public',
       cc: [base.followersUri, 'https://there.test/users/bob'],

@@ -1,10 +1,12 @@
 /** Rows → ActivityPub objects (Fedify vocabulary). */
 import {
   Accept,
+  Add,
   Announce,
   Block,
   Flag,
   Collection,
+  CollectionPage,
   Question,
   Create,
   Delete,
@@ -21,6 +23,7 @@ import {
   Person,
   PUBLIC_COLLECTION,
   Reject,
+  Remove,
   Service,
   Group,
   Application,
@@ -239,6 +242,8 @@ export interface NoteFacts {
   spoilerText: string;
   sensitive: boolean;
   inReplyToUri: string | null;
+  /** Its thread's URI (Mastodon's `conversation`, also sent as `context`); null when unknown. */
+  conversation?: string | null;
   published: Date;
   editedAt: Date | null;
   /** Active (not silent) mentions, in the order they were made. */
@@ -327,8 +332,17 @@ function statusObjectValues(n: NoteFacts) {
           focalPoint: a.focalPoint ?? null,
         }),
     ),
+    ...(n.conversation ? { contexts: [new URL(n.conversation)] } : {}),
+    ostatus: { atomUri: n.uri, inReplyToAtomUri: n.inReplyToUri, conversation: n.conversation ?? null },
     ...(n.counts
       ? {
+          // An empty first page (a status is sent before anyone replies), its next the served
+          // collection's first page, as Mastodon's NoteSerializer embeds it. The object dispatcher
+          // serves the real first page (federation/collections.ts withNoteCollections).
+          replies: new Collection({
+            id: new URL(`${n.uri}/replies`),
+            first: new CollectionPage({ partOf: new URL(`${n.uri}/replies`), items: [], next: new URL(`${n.uri}/replies?cursor=first`) }),
+          }),
           likes: new Collection({ id: new URL(`${n.uri}/likes`), totalItems: n.counts.likes }),
           shares: new Collection({ id: new URL(`${n.uri}/shares`), totalItems: n.counts.shares }),
         }
@@ -386,6 +400,28 @@ export function toAsUpdateNote(n: NoteFacts): Update {
 export function toAsUpdatePoll(n: NoteFacts & { poll: NotePoll }, key: string): Update {
   const { to, cc } = noteAddressing(n);
   return new MediaUpdate({ id: new URL(`${n.uri}#updates/poll/${key}`), actor: new URL(n.authorUri), tos: to, ccs: cc, object: toAsQuestion(n) });
+}
+
+/** A pin or unpin: the status added to (removed from) its author's featured collection. */
+export interface PinFacts {
+  pinId: string;
+  actorUri: string;
+  /** The author's featured collection (Mastodon's /collections/featured). */
+  featuredUri: string;
+  statusUri: string;
+}
+
+/**
+ * Add of a pinned status to the featured collection (Mastodon's AddSerializer: object the status
+ * URI, target the collection). Mastodon gives it no id; Roost's is the pin's, stable under retries.
+ */
+export function toAsAdd(p: PinFacts): Add {
+  return new Add({ id: new URL(`${p.actorUri}#pins/${p.pinId}`), actor: new URL(p.actorUri), object: new URL(p.statusUri), target: new URL(p.featuredUri) });
+}
+
+/** Remove of an unpinned status from the featured collection (Mastodon's RemoveSerializer). */
+export function toAsRemove(p: PinFacts): Remove {
+  return new Remove({ id: new URL(`${p.actorUri}#pins/${p.pinId}/remove`), actor: new URL(p.actorUri), object: new URL(p.statusUri), target: new URL(p.featuredUri) });
 }
 
 /** A local account's vote on a remote poll, one per choice (Mastodon's VoteSerializer). */

@@ -46,7 +46,7 @@ export function pollFromJson(value: unknown): PollRow | null {
     // json_build_object writes a timestamptz with the session's offset; the entity has UTC ISO.
     expiresAt: p.expires_at === null ? null : new Date(p.expires_at).toISOString(),
     votes: p.tallies.map(Number),
-    votersCount: Number(p.voters_count),
+    votersCount: p.voters_count === null ? null : Number(p.voters_count),
     ownVotes: p.own_votes ? p.own_votes.map(Number) : null,
   };
 }
