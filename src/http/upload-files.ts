@@ -33,26 +33,32 @@ export class UploadFiles {
     this.#paths.push(file);
     const stream = createWriteStream(file, { flags: 'wx', mode: 0o600, highWaterMark: HIGH_WATER });
     this.#streams.push(stream);
+    // Whether this file's writes are behind (the upload paused for it); released by 'drain', and
+    // by the part's end: an ended stream emits no 'drain', and the rest of the body (the closing
+    // delimiter) must still arrive.
+    let behind = false;
+    const release = () => {
+      if (!behind) return;
+      behind = false;
+      if (--this.#waiting === 0) this.#onPressure(false);
+    };
     stream.on('error', (err) => {
       this.#error ??= err;
       // (no drain comes after an error: let the body arrive, written() reports the error)
-      if (this.#waiting > 0) {
-        this.#waiting = 0;
-        this.#onPressure(false);
-      }
+      release();
     });
     return {
       write: (chunk) => {
         if (this.#removed || stream.destroyed) return;
-        if (!stream.write(chunk) && !stream.listenerCount('drain')) {
+        if (!stream.write(chunk) && !behind) {
+          behind = true;
           if (this.#waiting++ === 0) this.#onPressure(true);
-          stream.once('drain', () => {
-            if (--this.#waiting === 0) this.#onPressure(false);
-          });
+          stream.once('drain', release);
         }
       },
       finish: (size): UploadedFile => {
         stream.end();
+        release();
         return { ...info, size, path: file, bytes: () => readFile(file) };
       },
     };
