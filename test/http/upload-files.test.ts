@@ -18,7 +18,7 @@ describe('UploadFiles backpressure', () => {
     const pressure: boolean[] = [];
     const files = new UploadFiles(dir, (full) => pressure.push(full));
     const sink = files.open({ name: 'avatar', filename: 'a.png', contentType: 'image/png' } as never);
-    sink.write(new Uint8Array(1024 * 1024));
+    sink.write(Buffer.alloc(1024 * 1024));
     expect(pressure).toEqual([true]);
     const file = sink.finish(1024 * 1024);
     expect(pressure).toEqual([true, false]);
@@ -31,7 +31,7 @@ describe('UploadFiles backpressure', () => {
     const pressure: boolean[] = [];
     const files = new UploadFiles(dir, (full) => pressure.push(full));
     const sink = files.open({ name: 'file', filename: 'b.bin', contentType: 'application/octet-stream' } as never);
-    sink.write(new Uint8Array(1024 * 1024));
+    sink.write(Buffer.alloc(1024 * 1024));
     await new Promise((r) => setTimeout(r, 200));
     expect(pressure).toEqual([true, false]);
     sink.finish(1024 * 1024);
