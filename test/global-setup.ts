@@ -5,7 +5,7 @@
  * server. Either way a migrated template database is made once, and each instance's database is a
  * copy of it (`create database … template …`, a file copy) instead of running the migrations.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,38 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/orm.ts';
 import { startEmbeddedPostgres, TEST_SETTINGS } from '../src/db/embedded.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A run that was killed (no teardown) leaves its server running: stop the servers of runs whose
+ * process is gone, and remove their directories.
+ */
+function stopAbandonedServers(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('roost-test-pg-')) continue;
+    const dir = path.join(tmpdir(), name);
+    try {
+      const owner = Number(readFileSync(path.join(dir, 'run.pid'), 'utf8'));
+      if (alive(owner)) continue;
+      const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+        if (pid > 0 && alive(pid)) process.kill(pid, 'SIGQUIT');
+      }
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* another run's, being made or removed */
+    }
+  }
+}
 
 function withDatabase(url: string, database: string): string {
   const u = new URL(url);
@@ -37,7 +69,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await client.end().catch(() => undefined);
     }
   } else {
+    stopAbandonedServers();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-test-pg-'));
+    writeFileSync(path.join(dataDir, 'run.pid'), String(process.pid));
     const server = await startEmbeddedPostgres({ dataDir, settings: { ...TEST_SETTINGS }, database: 'postgres' });
     url = server.url;
     what = `embedded PostgreSQL (${dataDir})`;

@@ -16,6 +16,7 @@ import { openRoostServices } from '../../src/main.ts';
 import { createLocalAccount } from '../../src/services/accounts.ts';
 import { hashPassword } from '../../src/lib/password.ts';
 import { table, fmtMs, fmtRatio } from './lib/report.ts';
+import pg from 'pg';
 
 function rsa(): Promise<void> {
   return new Promise((resolve, reject) => generateKeyPair('rsa', { modulusLength: 2048 }, (err) => (err ? reject(err) : resolve())));
@@ -46,7 +47,20 @@ export async function main(args: string[]): Promise<number> {
   const seconds = Number(args[0] ?? 10);
   const concurrency = Number(args[1] ?? 4);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-bench-signup-'));
-  const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', databaseUrl: process.env.ROOST_BENCH_DATABASE_URL ?? null } });
+  // On a server: a scratch database beside the one named, dropped at the end.
+  const serverUrl = process.env.ROOST_BENCH_DATABASE_URL;
+  const scratch = `roost_bench_signup_${process.pid}`;
+  let databaseUrl: string | null = null;
+  if (serverUrl) {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`create database ${scratch}`);
+    await admin.end();
+    const u = new URL(serverUrl);
+    u.pathname = `/${scratch}`;
+    databaseUrl = u.toString();
+  }
+  const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', databaseUrl } });
   const roost = await openRoostServices(config, { logLevel: 'silent' });
   try {
     await createLocalAccount(roost.services, { username: 'warmup', email: 'warmup@bench.test' });
@@ -81,5 +95,11 @@ export async function main(args: string[]): Promise<number> {
   } finally {
     await roost.close();
     rmSync(dataDir, { recursive: true, force: true });
+    if (serverUrl) {
+      const admin = new pg.Client({ connectionString: serverUrl });
+      await admin.connect();
+      await admin.query(`drop database if exists ${scratch} with (force)`);
+      await admin.end();
+    }
   }
 }
