@@ -3,6 +3,7 @@
 // (issue 24, item 7). The outage is a loopback TCP proxy between Roost and its database that
 // stops listening (new connections refused) and cuts the open ones.
 import net from 'node:net';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser } from '../helpers/auth.ts';
@@ -17,19 +18,22 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-/** A TCP proxy on loopback to `target` that can be stopped (refusing, cutting) and started again on its port. */
+/**
+ * A TCP proxy on loopback to `target` (a host and port, or the Unix socket of the run's embedded
+ * server) that can be stopped (refusing, cutting) and started again on its port.
+ */
 class Proxy {
   server: net.Server | null = null;
   sockets = new Set<net.Socket>();
   port = 0;
-  readonly target: { host: string; port: number };
-  constructor(target: { host: string; port: number }) {
+  readonly target: { host: string; port: number } | { path: string };
+  constructor(target: { host: string; port: number } | { path: string }) {
     this.target = target;
   }
   start(): Promise<void> {
     if (this.server) return Promise.resolve();
     const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
+      const upstream = 'path' in this.target ? net.connect(this.target.path) : net.connect(this.target.port, this.target.host);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
@@ -60,7 +64,9 @@ describe('a database outage', () => {
   it('answers 503 with Retry-After meanwhile, /health included, and recovers', { timeout: 120_000 }, async () => {
     db = await createTestDatabase();
     const url = new URL(db.url);
-    proxy = new Proxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const host = decodeURIComponent(url.hostname);
+    const port = Number(url.port || 5432);
+    proxy = new Proxy(host.startsWith('/') ? { path: path.join(host, `.s.PGSQL.${port}`) } : { host, port });
     await proxy.start();
     url.hostname = '127.0.0.1';
     url.port = String(proxy.port);

@@ -349,6 +349,14 @@ function withQuoteLink(html: string, quote: URL | null): string {
   return `${html}<p class="quote-inline">RE: <a href="${safe}">${safe}</a></p>`;
 }
 
+const TOOT_NS = 'http://joinmastodon.org/ns#';
+
+/** A JSON-LD value as a plain one: `{"@value": v}` (or a one-element array of it) → v. */
+function literal(v: unknown): unknown {
+  if (Array.isArray(v) && v.length === 1) v = v[0];
+  return v && typeof v === 'object' && !Array.isArray(v) && '@value' in v ? (v as Record<string, unknown>)['@value'] : v;
+}
+
 /** Mastodon's blurhash and focalPoint of a Note's attachments, by attachment URL, from the JSON as received. */
 function mediaExtras(raw: unknown, noteId: string): Map<string, { blurhash: string | null; focalPoint: [number, number] | null }> {
   const out = new Map<string, { blurhash: string | null; focalPoint: [number, number] | null }>();
@@ -365,9 +373,12 @@ function mediaExtras(raw: unknown, noteId: string): Map<string, { blurhash: stri
     const url = typeof rawUrl === 'string' ? rawUrl : rawUrl && typeof rawUrl === 'object' ? (rawUrl as Record<string, unknown>).href : null;
     const href = typeof url === 'string' ? safeHttpUrl(url) : null;
     if (!href) continue;
-    const hash = a.blurhash ?? a['toot:blurhash'];
-    let fp = a.focalPoint ?? a['toot:focalPoint'];
+    // As sent (`blurhash`), or as Fedify hands over an activity whose linked-data signature it
+    // verified: compacted against its own context, where Mastodon's terms are `toot:` or full IRIs.
+    const hash = literal(a.blurhash ?? a['toot:blurhash'] ?? a[`${TOOT_NS}blurhash`]);
+    let fp = a.focalPoint ?? a['toot:focalPoint'] ?? a[`${TOOT_NS}focalPoint`];
     if (fp && typeof fp === 'object' && !Array.isArray(fp)) fp = (fp as Record<string, unknown>)['@list'];
+    if (Array.isArray(fp)) fp = fp.map(literal);
     const focalPoint =
       Array.isArray(fp) && fp.length === 2 && fp.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null;
     out.set(href, { blurhash: typeof hash === 'string' && hash.length <= 100 ? hash : null, focalPoint });
