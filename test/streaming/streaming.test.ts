@@ -105,9 +105,13 @@ describe('the streaming API', () => {
     await sleep(50);
     const id = await post(alice, 'from alice');
     const other = await post(bob, 'from bob');
+    // Each status's frames come from a job of its own: wait for both where both are due, and for
+    // bob's where alice's must not come (it went out before or with bob's, or not at all).
+    await b.waitFor(isUpdate(id));
     await b.waitFor(isUpdate(other));
     await c.waitFor(isUpdate(other));
     await d.waitFor(isUpdate(other));
+    await sleep(200);
     expect(c.frames.filter(isUpdate(id))).toEqual([]);
     expect(d.frames.filter(isUpdate(id))).toEqual([]);
     expect(b.frames.filter(isUpdate(id)).length).toBe(1);
