@@ -17,7 +17,7 @@
  * while Roost runs is reported through `exited`, and Roost stops (src/main.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, constants as fsc } from 'node:fs';
+import { chmodSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, constants as fsc } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
@@ -126,6 +126,52 @@ async function binaries(): Promise<Binaries> {
       { cause: e },
     );
   }
+}
+
+/** Whether `who` can execute `file` (every directory on its path traversable by that user). */
+function canExecute(who: RunAs, file: string): boolean {
+  return spawnSync('/bin/sh', ['-c', 'test -x "$1"', 'sh', file], { uid: who.uid, gid: who.gid }).status === 0;
+}
+
+/**
+ * Roost runs as root from a checkout the server's user cannot reach (under /root, or a 0700
+ * temporary directory): the packaged binaries (public files) are copied once into a root-owned,
+ * world-readable directory under the system's temporary directory, and run from there.
+ */
+function reachableBinaries(bins: Binaries, who: RunAs): Binaries {
+  if (canExecute(who, bins.postgres) && canExecute(who, bins.initdb)) return bins;
+  const native = path.dirname(path.dirname(bins.postgres));
+  const version = (() => {
+    try {
+      return readFileSync(path.join(native, 'share', 'postgresql', 'extension', 'plpgsql.control'), 'utf8').length.toString(36);
+    } catch {
+      return '0';
+    }
+  })();
+  const key = createHash('sha256').update(`${native}:${version}`).digest('hex').slice(0, 16);
+  const dir = path.join(os.tmpdir(), `roost-postgres-${key}`);
+  const done = path.join(dir, '.complete');
+  const trusted = () => {
+    try {
+      const st = statSync(dir);
+      return st.isDirectory() && st.uid === 0 && (st.mode & 0o022) === 0 && existsSync(done);
+    } catch {
+      return false;
+    }
+  };
+  if (!trusted()) {
+    const building = `${dir}.${process.pid}.${Date.now()}`;
+    mkdirSync(building, { mode: 0o755 });
+    cpSync(native, building, { recursive: true, verbatimSymlinks: true });
+    writeFileSync(path.join(building, '.complete'), '');
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(building, dir);
+  }
+  const copied = { initdb: path.join(dir, 'bin', 'initdb'), postgres: path.join(dir, 'bin', 'postgres') };
+  if (!canExecute(who, copied.postgres)) {
+    throw new Error(`The embedded PostgreSQL's user ${who.name} cannot run ${copied.postgres}: put Roost where that user can read it, or set ROOST_DATABASE_URL.`);
+  }
+  return copied;
 }
 
 interface RunAs {
@@ -313,8 +359,8 @@ async function waitReady(clusterDir: string, socketDir: string, child: ChildProc
 
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedPostgres> {
   const log = opts.log?.child({ module: 'embedded-postgres' });
-  const bins = await binaries();
   const runAs = resolveRunAs(opts.runAs);
+  const bins = runAs ? reachableBinaries(await binaries(), runAs) : await binaries();
   ensurePrivateDir(opts.dataDir);
   const clusterDir = embeddedClusterDir(opts.dataDir);
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
