@@ -164,8 +164,12 @@ function reachableBinaries(bins: Binaries, who: RunAs): Binaries {
     mkdirSync(building, { mode: 0o755 });
     cpSync(native, building, { recursive: true, verbatimSymlinks: true });
     writeFileSync(path.join(building, '.complete'), '');
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(building, dir);
+    // Another Roost may have finished the same copy meanwhile: keep the one in place.
+    if (trusted()) rmSync(building, { recursive: true, force: true });
+    else {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(building, dir);
+    }
   }
   const copied = { initdb: path.join(dir, 'bin', 'initdb'), postgres: path.join(dir, 'bin', 'postgres') };
   if (!canExecute(who, copied.postgres)) {
