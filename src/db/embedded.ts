@@ -65,6 +65,13 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   log_line_prefix: '',
 };
 
+/**
+ * The server's whole environment: its binaries are run by absolute path and find their libraries
+ * and share/ beside themselves, so nothing of Roost's environment (secrets, ROOST_* settings) is
+ * passed on; the locale and time zone are fixed.
+ */
+const SERVER_ENV: NodeJS.ProcessEnv = { LC_ALL: 'C', TZ: 'UTC' };
+
 /** What the test suite's shared server adds: many instances' pools, and durability it does not need. */
 export const TEST_SETTINGS: Readonly<Record<string, string>> = {
   max_connections: '500',
@@ -298,7 +305,7 @@ async function initCluster(bins: Binaries, clusterDir: string, runAs: RunAs | nu
         encoding: 'utf8',
         stdio: target.fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', target.fd],
         ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-        env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
+        env: SERVER_ENV,
       },
     );
     if (r.status !== 0) {
@@ -385,7 +392,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const child = spawn(bins.postgres, ['-D', target.dir, '-k', socketArg, '-p', String(SOCKET_PORT), ...settingsArgs(settings)], {
     stdio: target.fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', target.fd],
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-    env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
+    env: SERVER_ENV,
   });
   if (target.fd !== undefined) closeSync(target.fd);
 
