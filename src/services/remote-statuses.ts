@@ -12,7 +12,7 @@
  */
 import type { Services } from '../context.ts';
 import type { StatusVisibility } from '../db/entities/status.entity.ts';
-import { sqlFromEm } from '../db/sql.ts';
+import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { recordEvent } from './actor-store.ts';
 import type { RemoteMediaItem } from './media.ts';
 import { deletePollOfStatus } from './polls.ts';
@@ -58,6 +58,22 @@ export interface RemotePollInput {
   votersCount: number | null;
 }
 
+/**
+ * The id of a remote status or reblog, as Mastodon makes it: from its `published` time when that
+ * lies in the past (so a post fetched late, a backfilled reply or an old post met through a boost
+ * sorts where it was written, not where it arrived), from now when it is unsaid or in the future.
+ * An id for a past moment has random low bits; one already taken is drawn again.
+ */
+async function remoteStatusId(services: Services, sql: Sql, createdAt: Date | null | undefined, now: Date): Promise<string> {
+  if (!createdAt || !(createdAt.getTime() < now.getTime())) return services.ids.next();
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const id = services.ids.next(createdAt);
+    const [taken] = await sql.query(`select 1 from statuses where id = $1`, [id]);
+    if (!taken) return id;
+  }
+  return services.ids.next();
+}
+
 /** The status row of `uri`, if any (deleted ones too). */
 export async function statusByUri(services: Services, uri: string): Promise<{ id: string; accountId: string; local: boolean; deleted: boolean; visibility: StatusVisibility; reblogOfId: string | null } | null> {
   const [row] = await services.db.sql.query<{ id: string; account_id: string; local: boolean; deleted: boolean; visibility: StatusVisibility; reblog_of_id: string | null }>(
@@ -73,8 +89,8 @@ export async function statusByUri(services: Services, uri: string): Promise<{ id
  */
 export async function persistRemoteStatus(services: Services, input: RemoteStatusInput): Promise<{ id: string; created: boolean }> {
   const now = services.clock.now();
-  const id = services.ids.next();
   return services.db.sql.transaction(async (sql) => {
+    const id = await remoteStatusId(services, sql, input.createdAt, now);
     const parent = input.inReplyToId
       ? (await sql.query<{ account_id: string }>(`select account_id::text from statuses where id = $1 and deleted_at is null`, [input.inReplyToId]))[0]
       : undefined;
@@ -230,8 +246,8 @@ export async function receiveRemoteReblog(
   r: { accountId: string; uri: string; reblogOfId: string; visibility: StatusVisibility; createdAt: Date },
 ): Promise<string | null> {
   const now = services.clock.now();
-  const id = services.ids.next();
   return services.db.sql.transaction(async (sql) => {
+    const id = await remoteStatusId(services, sql, r.createdAt, now);
     const [original] = await sql.query<{ account_id: string }>(
       `select account_id::text from statuses where id = $1 and deleted_at is null for update`,
       [r.reblogOfId],

@@ -137,4 +137,24 @@ describe('inbound, as Mastodon reads it', () => {
     expect((await alice.api(`/api/v1/statuses/${mine.body.id}`, { method: 'DELETE' })).status).toBe(200);
     expect((await alice.api(`/api/v1/statuses/${answer.body.id}`)).body).toMatchObject({ in_reply_to_id: null, in_reply_to_account_id: alice.account.id });
   });
+
+  it('a remote status written in the past gets its id from `published`, as Mastodon: it sorts where it was written', async () => {
+    const local = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'written now' } });
+    expect(local.status).toBe(200);
+    const published = new Date(Date.now() - 3 * 86_400_000);
+    published.setUTCMilliseconds(0);
+    const old = createNote('01HZBACKDATED0000000000001', (n) => (n.published = published.toISOString()));
+    await deliver(old);
+    const oldId = await eventually(() => statusIdOf(old.object.id), 20_000, 'the backdated note');
+    // The id's time is the published time (Mastodon::Snowflake.id_at), not the arrival.
+    expect(Number(BigInt(oldId) >> 16n)).toBe(published.getTime());
+    expect(BigInt(oldId) < BigInt(local.body.id as string)).toBe(true);
+    expect((await alice.api(`/api/v1/statuses/${oldId}`)).body.created_at).toBe(published.toISOString());
+    // One published in the future (a skewed clock) gets an id from now.
+    const future = createNote('01HZBACKDATED0000000000002', (n) => (n.published = new Date(Date.now() + 86_400_000).toISOString()));
+    const before = BigInt(Date.now() - 1000) << 16n;
+    await deliver(future);
+    const futureId = await eventually(() => statusIdOf(future.object.id), 20_000, 'the future note');
+    expect(BigInt(futureId) > before && BigInt(futureId) < BigInt(Date.now() + 1000) << 16n).toBe(true);
+  });
 });
