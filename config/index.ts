@@ -153,6 +153,8 @@ export interface RoostConfig {
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
   limits: InstanceLimits;
+  /** What the loader noticed but does not refuse (an unknown ROOST_* variable); logged at start. */
+  warnings: string[];
   /** 'json' or 'pretty'; null: pretty on a terminal, JSON otherwise. */
   logFormat: LogFormat | null;
   /** The bearer token GET /metrics asks for (Prometheus text); null: no metrics served (404). */
@@ -684,10 +686,44 @@ function checkUnknownFileKeys(obj: unknown, file: string, prefix = ''): void {
   for (const [k, v] of Object.entries(obj)) {
     const dotted = prefix ? `${prefix}.${k}` : k;
     if (FILE_KEYS.has(dotted)) continue;
-    const isParent = [...FILE_KEYS].some((f) => f.startsWith(`${dotted}.`));
-    if (!isParent) throw new ConfigError(`Invalid configuration file ${file}: unknown key "${dotted}"`);
+    const children = [...FILE_KEYS].filter((f) => f.startsWith(`${dotted}.`));
+    if (children.length === 0) throw new ConfigError(`Invalid configuration file ${file}: unknown key "${dotted}"`);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      const names = [...new Set(children.map((c) => c.slice(dotted.length + 1).split('.')[0]))];
+      throw new ConfigError(`Invalid configuration file ${file}: "${dotted}" must be an object with the keys ${names.join(', ')} (got ${JSON.stringify(v)})`);
+    }
     checkUnknownFileKeys(v, file, dotted);
   }
+}
+
+/** Variables read outside the key table (the config file's path; test and bench switches). */
+const OTHER_VARIABLES = new Set(['ROOST_CONFIG', 'ROOST_TEST_DATABASE_URL', 'ROOST_TEST_LOG_LEVEL', 'ROOST_CI_DATABASE_URL', 'ROOST_BENCH_DATABASE_URL', 'ROOST_CHROMIUM', 'ROOST_WEDGE_RUNS']);
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** One warning per `ROOST_*` variable Roost does not know, naming the nearest known one. */
+function unknownVariables(env: Env): string[] {
+  const known = new Set([...Object.values(SPECS).map((s) => s.env), ...OTHER_VARIABLES]);
+  const warnings: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith('ROOST_') || known.has(name)) continue;
+    let nearest = '';
+    let best = Infinity;
+    for (const k of known) {
+      const d = editDistance(name, k);
+      if (d < best) [nearest, best] = [k, d];
+    }
+    warnings.push(best <= Math.max(2, Math.floor(name.length / 4)) ? `unknown variable ${name} (did you mean ${nearest}?)` : `unknown variable ${name}`);
+  }
+  return warnings;
 }
 
 export interface LoadConfigOptions {
@@ -734,6 +770,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): RoostConfig {
     setPath(out, key, value);
   }
   const config = out as unknown as RoostConfig;
+  config.warnings = unknownVariables(env);
   config.dataDir = path.resolve(cwd, config.dataDir);
   config.limits = MASTODON_LIMITS;
   return config;

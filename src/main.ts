@@ -433,6 +433,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       stops.push(() => control.close());
     }
 
+    for (const warning of config.warnings ?? []) log.warn(`configuration: ${warning}`);
     const url = config.publicUrl;
     log.info(
       { listen: `http://${config.host}:${http.port}`, url, database: config.databaseUrl ? 'server' : 'embedded', ms: Math.round(performance.now() - t0) },

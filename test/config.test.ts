@@ -116,6 +116,27 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { ROOST_CONFIG: broken }, cwd })).toThrowError(/not JSON/);
   });
 
+  it('refuses a section given as a value, naming the key and the keys it takes', () => {
+    const cases: [unknown, RegExp][] = [
+      [{ registrations: 'closed' }, /"registrations" must be an object with the keys mode, message \(got "closed"\)/],
+      [{ instance: 'x' }, /"instance" must be an object with the keys title, .*contactEmail/],
+      [{ federation: true }, /"federation" must be an object with the keys mode, .*authorizedFetch/],
+      [{ rateLimits: [] }, /"rateLimits" must be an object/],
+    ];
+    for (const [data, message] of cases) {
+      const file = path.join(cwd, 'shape.json');
+      writeFileSync(file, JSON.stringify(data));
+      expect(() => loadConfig({ env: { ROOST_CONFIG: file }, cwd })).toThrowError(message);
+    }
+  });
+
+  it('warns of a ROOST_* variable it does not know, naming the nearest known one', () => {
+    const c = loadConfig({ env: { ROOST_PORTT: '3000', ROOST_ZZZZZZZZZZZZ: '1', ROOST_PORT: '3001', ROOST_TEST_DATABASE_URL: 'x', HOME: '/root' }, cwd });
+    expect(c.port).toBe(3001);
+    expect(c.warnings).toEqual(['unknown variable ROOST_PORTT (did you mean ROOST_PORT?)', 'unknown variable ROOST_ZZZZZZZZZZZZ']);
+    expect(loadConfig({ env: {}, cwd }).warnings).toEqual([]);
+  });
+
   it('parses rules and languages', () => {
     const c = loadConfig({ env: { ROOST_RULES: '["Be kind", {"text":"No spam","hint":"ads count"}]', ROOST_LANGUAGES: 'en, de' }, cwd });
     expect(c.instance.rules).toEqual([
