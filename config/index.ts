@@ -3,6 +3,7 @@
  * The only module in Roost that reads process.env. Everything is validated once here; a bad
  * value stops the boot with a ConfigError that names the key and the problem.
  */
+import { nearestName } from './nearest.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
@@ -699,29 +700,14 @@ function checkUnknownFileKeys(obj: unknown, file: string, prefix = ''): void {
 /** Variables read outside the key table (the config file's path; test and bench switches). */
 const OTHER_VARIABLES = new Set(['ROOST_CONFIG', 'ROOST_TEST_DATABASE_URL', 'ROOST_TEST_LOG_LEVEL', 'ROOST_CI_DATABASE_URL', 'ROOST_BENCH_DATABASE_URL', 'ROOST_CHROMIUM', 'ROOST_WEDGE_RUNS']);
 
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
 /** One warning per `ROOST_*` variable Roost does not know, naming the nearest known one. */
 function unknownVariables(env: Env): string[] {
   const known = new Set([...Object.values(SPECS).map((s) => s.env), ...OTHER_VARIABLES]);
   const warnings: string[] = [];
   for (const name of Object.keys(env)) {
     if (!name.startsWith('ROOST_') || known.has(name)) continue;
-    let nearest = '';
-    let best = Infinity;
-    for (const k of known) {
-      const d = editDistance(name, k);
-      if (d < best) [nearest, best] = [k, d];
-    }
-    warnings.push(best <= Math.max(2, Math.floor(name.length / 4)) ? `unknown variable ${name} (did you mean ${nearest}?)` : `unknown variable ${name}`);
+    const nearest = nearestName(name, known);
+    warnings.push(nearest ? `unknown variable ${name} (did you mean ${nearest}?)` : `unknown variable ${name}`);
   }
   return warnings;
 }

@@ -7,6 +7,7 @@ import './node-version.mjs'; // first: refuses an old Node before anything else 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/index.ts';
+import { nearestName } from '../config/nearest.ts';
 import { startRoost, openRoostServices, federationOn, VERSION, ROLES, type Role } from './main.ts';
 import { sendControlCommand } from './control/socket.ts';
 import { runCommand, type CommandArgs } from './control/commands.ts';
@@ -31,9 +32,9 @@ const FOOTER = `Configuration comes from ROOST_* environment variables and an op
 (see README.md).`;
 
 class UsageError extends Error {
-  /** Whose usage to print after the message: a command, a group, or '' for everything. */
-  readonly usage: string;
-  constructor(message: string, usage: string) {
+  /** Whose usage to print after the message: a command, a group, '' for everything, null for a pointer to --help. */
+  readonly usage: string | null;
+  constructor(message: string, usage: string | null) {
     super(message);
     this.usage = usage;
   }
@@ -416,7 +417,11 @@ async function main(argv: string[]): Promise<number> {
   const args = name === first ? rest : rest.slice(1);
   if (!COMMANDS[name]) {
     const group = Object.keys(COMMANDS).some((n) => n.startsWith(`${first} `));
-    if (!group) throw new UsageError(`roost: unknown command ${first}`, '');
+    if (!group) {
+      const groups = new Set(Object.keys(COMMANDS).map((n) => n.split(' ')[0]!));
+      const nearest = nearestName(first, groups);
+      throw new UsageError(`roost: unknown command ${first}${nearest ? ` (did you mean roost ${nearest}?)` : ''}`, null);
+    }
     if (sub === undefined) {
       process.stderr.write(`${usage(first)}\n`);
       return 2;
@@ -425,7 +430,9 @@ async function main(argv: string[]): Promise<number> {
       out(usage(first));
       return 0;
     }
-    throw new UsageError(`roost ${first}: unknown subcommand ${sub}`, first);
+    const subs = Object.keys(COMMANDS).filter((n) => n.startsWith(`${first} `)).map((n) => n.slice(first.length + 1));
+    const nearest = nearestName(sub, subs);
+    throw new UsageError(`roost ${first}: unknown subcommand ${sub}${nearest ? ` (did you mean roost ${first} ${nearest}?)` : ''}`, first);
   }
   const parsed = parse(name, args);
   if (parsed === 'help') {
@@ -446,7 +453,7 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (e: unknown) => {
-    if (e instanceof UsageError) die(`${e.message}\n\n${usage(e.usage)}`, 2);
+    if (e instanceof UsageError) die(e.usage === null ? `${e.message}\nRun roost --help for every command.` : `${e.message}\n\n${usage(e.usage)}`, 2);
     if (e instanceof ConfigError) die(`roost: ${e.message}`, 78);
     if (e instanceof ListenError) {
       die(

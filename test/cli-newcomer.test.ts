@@ -174,9 +174,12 @@ describe('the roost command', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr.split('\n')[0]).toBe('roost accounts alias: option --add <value> needs a value');
     const unknown = await run(['acounts', 'list']);
-    expect([unknown.code, unknown.stderr.split('\n')[0]]).toEqual([2, 'roost: unknown command acounts']);
+    // A mistyped command names the nearest one and points at --help, instead of the whole usage.
+    expect([unknown.code, unknown.stderr]).toEqual([2, 'roost: unknown command acounts (did you mean roost accounts?)\nRun roost --help for every command.\n']);
+    const far = await run(['frobnicate']);
+    expect([far.code, far.stderr]).toEqual([2, 'roost: unknown command frobnicate\nRun roost --help for every command.\n']);
     const unknownSub = await run(['accounts', 'lst']);
-    expect([unknownSub.code, unknownSub.stderr.split('\n')[0]]).toEqual([2, 'roost accounts: unknown subcommand lst']);
+    expect([unknownSub.code, unknownSub.stderr.split('\n')[0]]).toEqual([2, 'roost accounts: unknown subcommand lst (did you mean roost accounts list?)']);
   }, 120_000);
 
   it('lists accounts and migrates, stopped and while the server runs', async () => {
