@@ -151,6 +151,14 @@ export interface RoostConfig {
     /** Streaming connections (WebSocket and SSE together) one account may hold open in one process. */
     maxConnectionsPerAccount: number;
   };
+  trends: {
+    /** Whether /api/v1/trends/* list anything (false: empty lists; the refresh does not run). */
+    enabled: boolean;
+    /** Whether a tag, status or link trends before an admin reviewed it (Mastodon's trendable_by_default). */
+    trendableByDefault: boolean;
+    /** How often the scores are computed again, seconds (on the instance's clock). */
+    refreshSeconds: number;
+  };
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
   limits: InstanceLimits;
@@ -640,6 +648,9 @@ const SPECS: Record<string, KeySpec> = {
   },
   'rateLimits.signUp': { env: 'ROOST_RATE_LIMIT_SIGN_UP', file: 'rateLimits.signUp', parse: rateLimit, default: () => ({ limit: 5, periodSeconds: 1800 }) },
   'rateLimits.uploads': { env: 'ROOST_RATE_LIMIT_UPLOADS', file: 'rateLimits.uploads', parse: rateLimit, default: () => ({ limit: 30, periodSeconds: 1800 }) },
+  'trends.enabled': { env: 'ROOST_TRENDS', file: 'trends.enabled', parse: bool, default: () => true },
+  'trends.trendableByDefault': { env: 'ROOST_TRENDABLE_BY_DEFAULT', file: 'trends.trendableByDefault', parse: bool, default: () => false },
+  'trends.refreshSeconds': { env: 'ROOST_TRENDS_REFRESH_SECONDS', file: 'trends.refreshSeconds', parse: integer(10, 86_400), default: () => 300 },
   'streaming.maxConnectionsPerAccount': {
     env: 'ROOST_STREAMING_MAX_CONNECTIONS_PER_ACCOUNT',
     file: 'streaming.maxConnectionsPerAccount',

@@ -32,6 +32,8 @@ import { pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { federateConsumer } from './effects/federate.ts';
 import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
+import { scheduleTrendsRefresh } from './services/trends.ts';
+import { trendsConsumer } from './effects/trends.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
 import { notificationsConsumer } from './effects/notifications.ts';
 import { streamingConsumer, streamingNotificationSink } from './effects/streaming.ts';
@@ -329,6 +331,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         conversations: conversationsConsumer(services),
         streaming: streamingConsumer(services),
         notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)]),
+        trends: trendsConsumer(services),
       },
       { beforeConsumer: opts.beforeConsumer },
     );
@@ -358,6 +361,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       }),
     );
     stops.push(() => workers.stop());
+    // Trend scores: the first refresh now, then each one schedules the next (services/trends.ts).
+    if (config.trends.enabled) await scheduleTrendsRefresh(services, services.db.sql, 0);
     // Web Push (src/push/): its own lane, so a slow push service never holds up effects, and
     // more requests in flight than the default pool, as pushes mostly wait on the network.
     const pushWorkers = scoped(() =>

@@ -41,6 +41,8 @@ import { filterV1Routes } from './v1/filters.ts';
 import { filterV2Routes } from './v2/filters.ts';
 import { markerRoutes } from './v1/markers.ts';
 import { tagRoutes } from './v1/tags.ts';
+import { trendRoutes } from './v1/trends.ts';
+import { adminTrendsRoutes } from './admin/trends.ts';
 import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
@@ -88,6 +90,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   filterV2Routes(router, services);
   markerRoutes(router, services);
   tagRoutes(router, services);
+  trendRoutes(router, services);
+  adminTrendsRoutes(router, services);
   featuredTagRoutes(router, services);
   customEmojiRoutes(router, services);
   adminCustomEmojiRoutes(router, services);

@@ -26,7 +26,9 @@ describe('the consumer declarations', () => {
 
   it('route each fact to the consumers that act on it', () => {
     const created: EventOf<'status.created'> = { type: 'status.created', statusId: '1', accountId: '2', local: true, visibility: 'public', inReplyToId: null };
-    expect(listenersOf(created)).toEqual(['federate', 'home-feeds', 'streaming', 'notifications']);
+    expect(listenersOf(created)).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'trends']);
+    // Only public statuses are trend uses.
+    expect(listenersOf({ ...created, visibility: 'unlisted' })).toEqual(['federate', 'home-feeds', 'streaming', 'notifications']);
     expect(listenersOf({ ...created, visibility: 'direct' })).toEqual(['federate', 'home-feeds', 'conversations', 'streaming', 'notifications']);
     expect(listenersOf({ type: 'filters.changed', accountId: '2' })).toEqual(['streaming']);
     expect(listenersOf({ type: 'follow.updated', followerId: '1', targetId: '2', reblogs: true, notify: false, languages: null })).toEqual([]);

@@ -62,7 +62,8 @@ export type RecordedFact =
   | { type: 'domain_block.updated'; domain: string; severity: string }
   | { type: 'domain_block.removed'; domain: string }
   | { type: 'domain_allow.created'; domain: string }
-  | { type: 'domain_allow.removed'; domain: string };
+  | { type: 'domain_allow.removed'; domain: string }
+  | { type: 'trend.reviewed'; kind: 'tag' | 'status' | 'link'; targetId: string; trendable: boolean };
 
 /**
  * Every fact. `poll.voted`'s `pollLocal` is null only on votes recorded before the field existed
@@ -141,6 +142,7 @@ const TYPES: Record<EventType, true> = {
   'domain_block.removed': true,
   'domain_allow.created': true,
   'domain_allow.removed': true,
+  'trend.reviewed': true,
 };
 
 export const EVENT_TYPES: readonly EventType[] = Object.keys(TYPES) as EventType[];

@@ -15,7 +15,7 @@
 import type { EventOf, EventType, RoostEvent } from './catalogue.ts';
 
 /** Every consumer, in the order a job runs them. */
-export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications'] as const;
+export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'trends'] as const;
 export type ConsumerName = (typeof CONSUMER_NAMES)[number];
 
 interface Declaration<T extends EventType = EventType> {
@@ -59,6 +59,11 @@ export const CONSUMERS = {
       'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone', 'follow.removed', 'follow.blocked',
       'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed',
     ],
+  }),
+  /** Hashtag uses of public statuses, which the trend scores count (effects/trends.ts). */
+  trends: declare({
+    handles: ['status.created'],
+    wants: (e) => e.visibility === 'public',
   }),
 } as const satisfies Record<ConsumerName, unknown>;
 

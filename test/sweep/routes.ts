@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -420,6 +420,19 @@ export const ROUTES: RouteSpec[] = [
 
   // Custom emojis, featured and followed tags (a tag name: any string; an invalid one is a 404)
   { method: 'GET', path: '/api/v1/custom_emojis', auth: 'public' },
+  { method: 'GET', path: '/api/v1/trends', auth: 'public+scope', scopes: ['read', 'read:statuses'], params: { limit: 'int', offset: 'int' } },
+  { method: 'GET', path: '/api/v1/trends/tags', auth: 'public+scope', scopes: ['read', 'read:statuses'], params: { limit: 'int', offset: 'int' } },
+  { method: 'GET', path: '/api/v1/trends/statuses', auth: 'public+scope', scopes: ['read', 'read:statuses'], params: { limit: 'int', offset: 'int' } },
+  { method: 'GET', path: '/api/v1/trends/links', auth: 'public+scope', scopes: ['read', 'read:statuses'], params: { limit: 'int', offset: 'int' } },
+  { method: 'GET', path: '/api/v1/admin/trends/tags', auth: 'admin', scopes: ['admin:read'], params: { limit: 'int', offset: 'int' } },
+  { method: 'GET', path: '/api/v1/admin/trends/statuses', auth: 'admin', scopes: ['admin:read'], params: { limit: 'int', offset: 'int' } },
+  { method: 'GET', path: '/api/v1/admin/trends/links', auth: 'admin', scopes: ['admin:read'], params: { limit: 'int', offset: 'int' } },
+  { method: 'POST', path: '/api/v1/admin/trends/tags/:id/approve', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'tag' } },
+  { method: 'POST', path: '/api/v1/admin/trends/tags/:id/reject', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'tag' } },
+  { method: 'POST', path: '/api/v1/admin/trends/statuses/:id/approve', auth: 'admin', scopes: ['admin:write'], pathParams: STATUS },
+  { method: 'POST', path: '/api/v1/admin/trends/statuses/:id/reject', auth: 'admin', scopes: ['admin:write'], pathParams: STATUS },
+  { method: 'POST', path: '/api/v1/admin/trends/links/:id/approve', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'preview_card' } },
+  { method: 'POST', path: '/api/v1/admin/trends/links/:id/reject', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'preview_card' } },
   { method: 'GET', path: '/api/v1/tags/:name', auth: 'public+scope', scopes: ['read', 'read:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
   { method: 'POST', path: '/api/v1/tags/:name/follow', auth: 'user', scopes: ['follow', 'write', 'write:follows'], pathParams: { name: 'username' }, unknownIdOk: true },
   { method: 'POST', path: '/api/v1/tags/:name/unfollow', auth: 'user', scopes: ['follow', 'write', 'write:follows'], pathParams: { name: 'username' }, unknownIdOk: true },

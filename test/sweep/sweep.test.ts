@@ -51,6 +51,9 @@ interface Fixture {
   featuredTagId: string;
   /** A local custom emoji, for the admin API's path ids. */
   customEmojiId: string;
+  /** The tag #sweep and a preview card, for the admin trends' path ids. */
+  tagId: string;
+  previewCardId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
@@ -216,6 +219,8 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'filter_keyword') return fx.filterKeywordId;
     if (kind === 'filter_status') return fx.filterStatusId;
     if (kind === 'custom_emoji') return fx.customEmojiId;
+    if (kind === 'tag') return fx.tagId;
+    if (kind === 'preview_card') return fx.previewCardId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -581,7 +586,10 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(followRequest && mention).toBeTruthy();
   const requests = (await alice.api('/api/v1/notifications/requests')).body as { id: string; account: { id: string } }[];
   expect(requests.map((r) => r.account.id)).toEqual([bob.account.id]);
-  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const [{ id: tagId }] = await roost.services.db.sql.query<{ id: string }>(`select id::text from tags where name = 'sweep'`);
+  const previewCardId = roost.services.ids.next();
+  await roost.services.db.sql.query(`insert into preview_cards (id, url, title, created_at, updated_at) values ($1, 'https://card.sweep.example/', 'Sweep', now(), now())`, [previewCardId]);
+  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -215,7 +215,18 @@ export async function statusActorsPage(
   return { accountIds: ordered.map((r) => r.account_id), cursorIds: ordered.map((r) => r.id) };
 }
 
-function cardFromRow(r: Record<string, unknown>): PreviewCardRow {
+/** SQL: the preview card `pc` as the JSON object {@link cardFromRow} reads (`originalUrl`: the link as the status wrote it). */
+export function cardJsonSql(pc: string, originalUrl: string): string {
+  return `json_build_object('card_original_url', ${originalUrl}, 'card_url', ${pc}.url, 'card_title', ${pc}.title,
+     'card_description', ${pc}.description, 'card_language', ${pc}.language, 'card_type', ${pc}.type, 'card_author_name', ${pc}.author_name,
+     'card_author_url', ${pc}.author_url, 'card_provider_name', ${pc}.provider_name, 'card_provider_url', ${pc}.provider_url,
+     'card_html', ${pc}.html, 'card_width', ${pc}.width, 'card_height', ${pc}.height, 'card_image_url', ${pc}.image_url,
+     'card_image_description', ${pc}.image_description, 'card_embed_url', ${pc}.embed_url, 'card_blurhash', ${pc}.blurhash,
+     'card_published_at', ${pc}.published_at)`;
+}
+
+/** A preview card read from {@link cardJsonSql}'s object. */
+export function cardFromRow(r: Record<string, unknown>): PreviewCardRow {
   const str = (k: string) => (r[k] as string | null) ?? '';
   return {
     url: str('card_url'),
@@ -254,12 +265,7 @@ const STATUS_COLUMNS = [
   // A remote status's counts as its origin reported them (untrusted) when larger than Roost's own.
   'greatest(coalesce(st.reblogs_count, 0), coalesce(st.untrusted_reblogs_count, 0)) as reblogs_count',
   'greatest(coalesce(st.favourites_count, 0), coalesce(st.untrusted_favourites_count, 0)) as favourites_count', 'app.name as app_name', 'app.website as app_website',
-  `case when pc.id is not null then json_build_object('card_original_url', pcs.url, 'card_url', pc.url, 'card_title', pc.title,
-     'card_description', pc.description, 'card_language', pc.language, 'card_type', pc.type, 'card_author_name', pc.author_name,
-     'card_author_url', pc.author_url, 'card_provider_name', pc.provider_name, 'card_provider_url', pc.provider_url,
-     'card_html', pc.html, 'card_width', pc.width, 'card_height', pc.height, 'card_image_url', pc.image_url,
-     'card_image_description', pc.image_description, 'card_embed_url', pc.embed_url, 'card_blurhash', pc.blurhash,
-     'card_published_at', pc.published_at) end as card`,
+  `case when pc.id is not null then ${cardJsonSql('pc', 'pcs.url')} end as card`,
   `(select json_agg(json_build_object('id', a.id::text, 'username', a.username, 'domain', a.domain, 'url', coalesce(a.url, a.uri)) order by a.id::text)
      from mentions m join accounts a on a.id = m.account_id where m.status_id = s.id and not m.silent) as mentions`,
   `(select json_agg(t.name order by t.id::text) from statuses_tags xt join tags t on t.id = xt.tag_id where xt.status_id = s.id) as tags`,
