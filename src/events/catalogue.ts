@@ -57,6 +57,10 @@ export type RecordedFact =
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
+  | { type: 'report.updated'; reportId: string }
+  /** A moderator (`accountId`; null: the operator at the CLI) resolved or reopened a report (with its report.updated). */
+  | { type: 'report.resolved'; reportId: string; accountId: string | null }
+  | { type: 'report.reopened'; reportId: string; accountId: string | null }
   | { type: 'relationships.severed'; eventId: string }
   | { type: 'domain_block.created'; domain: string; severity: string }
   | { type: 'domain_block.updated'; domain: string; severity: string }
@@ -135,6 +139,9 @@ const TYPES: Record<EventType, true> = {
   'notifications.merged': true,
   'user.signed_up': true,
   'report.created': true,
+  'report.updated': true,
+  'report.resolved': true,
+  'report.reopened': true,
   'relationships.severed': true,
   'domain_block.created': true,
   'domain_block.updated': true,
