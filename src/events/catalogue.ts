@@ -57,6 +57,8 @@ export type RecordedFact =
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
+  /** A moderator's action against an account left a strike (services/admin-accounts.ts: an account_warnings row). */
+  | { type: 'account.warned'; accountId: string; warningId: string; action: string; sendEmail: boolean }
   | { type: 'relationships.severed'; eventId: string }
   | { type: 'domain_block.created'; domain: string; severity: string }
   | { type: 'domain_block.updated'; domain: string; severity: string }
@@ -97,6 +99,9 @@ const TYPES: Record<EventType, true> = {
   'account.approved': true,
   'account.confirmed': true,
   'account.deleted': true,
+  'account.sensitized': true,
+  'account.unsensitized': true,
+  'account.warned': true,
   'account.updated': true,
   'account.move_replayed': true,
   'follow.requested': true,
