@@ -61,6 +61,8 @@ export type RecordedFact =
   /** A moderator (`accountId`; null: the operator at the CLI) resolved or reopened a report (with its report.updated). */
   | { type: 'report.resolved'; reportId: string; accountId: string | null }
   | { type: 'report.reopened'; reportId: string; accountId: string | null }
+  /** A moderator's action against an account left a strike (services/admin-accounts.ts: an account_warnings row). */
+  | { type: 'account.warned'; accountId: string; warningId: string; action: string; sendEmail: boolean }
   | { type: 'relationships.severed'; eventId: string }
   | { type: 'domain_block.created'; domain: string; severity: string }
   | { type: 'domain_block.updated'; domain: string; severity: string }
@@ -101,6 +103,9 @@ const TYPES: Record<EventType, true> = {
   'account.approved': true,
   'account.confirmed': true,
   'account.deleted': true,
+  'account.sensitized': true,
+  'account.unsensitized': true,
+  'account.warned': true,
   'account.updated': true,
   'account.move_replayed': true,
   'follow.requested': true,
