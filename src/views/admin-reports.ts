@@ -1,33 +1,21 @@
 /**
  * Admin::Report rendered for a page of reports, in a fixed number of statements whatever its size:
- * the Admin::Account facts of every account the page names (reporter, reported, assignee,
- * resolver: one statement), those accounts (views/accounts.ts: one) and every status cited
+ * the Admin::Account of every account the page names (reporter, reported, assignee, resolver:
+ * views/admin-accounts.ts, the one rendering of Admin::Account) and every status cited
  * (views/statuses.ts, the public rendering with no viewer flags: one page). The rules come from the
  * configuration (ids 1-based, as GET /api/v1/instance/rules numbers them).
  */
 import type { Services } from '../context.ts';
-import { adminAccountFacts, type AdminReportRow } from '../services/reads/reports.ts';
-import { serializeAdminAccount, serializeAdminReport, type MastodonAdminAccount, type MastodonAdminReport } from '../serializers/admin-report.ts';
+import type { AdminReportRow } from '../services/reads/reports.ts';
+import { serializeAdminReport, type MastodonAdminReport } from '../serializers/admin-report.ts';
 import { serializeRule, type MastodonRule } from '../serializers/instance.ts';
-import { renderAccounts } from './accounts.ts';
+import { adminAccountViews } from './admin-accounts.ts';
 import { renderStatuses } from './statuses.ts';
-
-/** Admin::Account for the accounts `ids` (unknown ones left out), by id. */
-export async function renderReportAccounts(services: Services, ids: readonly string[]): Promise<Map<string, MastodonAdminAccount>> {
-  const unique = [...new Set(ids)];
-  const [facts, accounts] = await Promise.all([adminAccountFacts(services, unique), renderAccounts(services, unique)]);
-  const out = new Map<string, MastodonAdminAccount>();
-  for (const account of accounts) {
-    const f = facts.get(account.id);
-    if (f) out.set(account.id, serializeAdminAccount(f, account));
-  }
-  return out;
-}
 
 export async function renderAdminReports(services: Services, rows: readonly AdminReportRow[]): Promise<MastodonAdminReport[]> {
   const accountIds = rows.flatMap((r) => [r.accountId, r.targetAccountId, r.assignedAccountId, r.actionTakenByAccountId].filter((id): id is string => id !== null));
   const statusIds = [...new Set(rows.flatMap((r) => r.statusIds))];
-  const [accounts, statuses] = await Promise.all([renderReportAccounts(services, accountIds), renderStatuses(services, statusIds, null)]);
+  const [accounts, statuses] = await Promise.all([adminAccountViews(services, [...new Set(accountIds)]), renderStatuses(services, statusIds, null)]);
   const byStatus = new Map(statuses.map((s) => [s.id, s]));
   const rules = new Map<string, MastodonRule>(
     services.config.instance.rules.map((r, i) => [String(i + 1), serializeRule({ id: String(i + 1), text: r.text, hint: r.hint })]),

@@ -62,7 +62,8 @@ function adminAccount(user: TestUser, extra: Record<string, unknown> = {}) {
     ips: [],
     locale: null,
     invite_request: null,
-    role: null,
+    // Mastodon's implicit "everyone" role for a user without one.
+    role: { id: '-99', name: '', color: '', permissions: '65536', highlighted: false },
     confirmed: true,
     approved: true,
     disabled: false,

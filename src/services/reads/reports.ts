@@ -2,9 +2,6 @@
  * Reports as moderators read them (GET /api/v1/admin/reports, the CLI's `roost reports list`): a
  * page by id, newest first, unresolved unless `resolved` is asked, optionally by reporter or by
  * reported account; one by id. One statement each.
- *
- * `adminAccountFacts` is what the Admin::Account of a report's accounts needs beyond the account
- * itself (the user's e-mail, role, approval…), one statement for a page.
  */
 import type { Services } from '../../context.ts';
 import type { Sql } from '../../db/sql.ts';
@@ -82,62 +79,4 @@ export async function adminReportsPage(services: Services, filter: ReportFilter,
     params,
   );
   return newestFirst(rows, p).map(adminReportFromRow);
-}
-
-/** What an Admin::Account shows beyond the account: its user's, for a local account (null for a remote one). */
-export interface AdminAccountFacts {
-  id: string;
-  username: string;
-  domain: string | null;
-  createdAt: Date;
-  silenced: boolean;
-  suspended: boolean;
-  user: {
-    email: string;
-    locale: string | null;
-    confirmed: boolean;
-    approved: boolean;
-    disabled: boolean;
-    inviteRequest: string | null;
-    role: { id: string; name: string; color: string; permissions: string; highlighted: boolean } | null;
-  } | null;
-}
-
-/** The accounts `ids` with their users and roles: one statement, none for no ids. */
-export async function adminAccountFacts(services: Services, ids: readonly string[]): Promise<Map<string, AdminAccountFacts>> {
-  const wanted = [...new Set(ids)].filter(isId);
-  const out = new Map<string, AdminAccountFacts>();
-  if (wanted.length === 0) return out;
-  const rows = await services.db.sql.query<Record<string, unknown>>(
-    `select a.id::text, a.username, a.domain, a.created_at, a.silenced_at is not null as silenced, a.suspended_at is not null as suspended,
-            u.id::text as user_id, u.email, u.locale, u.confirmed_at is not null as confirmed, u.approved, u.disabled, u.sign_up_reason,
-            r.id::text as role_id, r.name as role_name, r.color as role_color, r.permissions::text as role_permissions, r.highlighted as role_highlighted
-       from accounts a left join users u on u.account_id = a.id left join user_roles r on r.id = u.role_id
-      where a.id = any($1::bigint[])`,
-    [wanted],
-  );
-  for (const r of rows) {
-    out.set(r.id as string, {
-      id: r.id as string,
-      username: r.username as string,
-      domain: (r.domain as string | null) ?? null,
-      createdAt: new Date(r.created_at as string),
-      silenced: r.silenced as boolean,
-      suspended: r.suspended as boolean,
-      user: r.user_id
-        ? {
-            email: r.email as string,
-            locale: (r.locale as string | null) ?? null,
-            confirmed: r.confirmed as boolean,
-            approved: r.approved as boolean,
-            disabled: r.disabled as boolean,
-            inviteRequest: (r.sign_up_reason as string | null) ?? null,
-            role: r.role_id
-              ? { id: r.role_id as string, name: r.role_name as string, color: r.role_color as string, permissions: r.role_permissions as string, highlighted: r.role_highlighted as boolean }
-              : null,
-          }
-        : null,
-    });
-  }
-  return out;
 }
