@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts, domains, emojis, deliveries. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, domains, emojis, reports, audit, deliveries. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
@@ -62,6 +62,28 @@ async function operatorCommand(name: string, args: CommandArgs, open: { migrate?
 
 function out(text: string): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Rows as aligned columns (two spaces apart; the last column not padded). */
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n');
+}
+
+/** Text on one line, cut to `max` characters. */
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** --limit N: a whole number from 1 to 1000, or undefined when not given. */
+function limitOption(values: Values, command: string): number | undefined {
+  const v = values.limit;
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d{1,4}$/.test(v) || Number(v) < 1 || Number(v) > 1000) {
+    throw new UsageError(`roost ${command}: --limit must be a whole number from 1 to 1000, got "${String(v)}"`, command);
+  }
+  return Number(v);
 }
 
 const COMMANDS: Record<string, CliCommand> = {
@@ -294,6 +316,53 @@ const COMMANDS: Record<string, CliCommand> = {
       }
       lines.push(result.allows.length ? `Allowed: ${result.allows.join(', ')}` : 'No allowed domains.');
       out(lines.join('\n'));
+    },
+  },
+  'reports list': {
+    usage: 'reports list [--resolved] [--limit N]',
+    summary: 'list the open reports (--resolved: the resolved ones), newest first: id, filed, category, reporter,\nreported account, statuses cited, assignee, comment',
+    options: { resolved: { type: 'boolean', default: false }, limit: { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length) throw new UsageError('roost reports list: takes no arguments', 'reports list');
+      const { reports } = (await operatorCommand('reports.list', { resolved: values.resolved === true, limit: limitOption(values, 'reports list') })) as {
+        reports: { id: string; createdAt: string; category: string; reporter: string; target: string; statuses: number; assigned: string | null; comment: string }[];
+      };
+      if (reports.length === 0) return out(values.resolved ? 'No resolved reports.' : 'No open reports.');
+      out(table([
+        ['ID', 'FILED', 'CATEGORY', 'REPORTER', 'REPORTED', 'STATUSES', 'ASSIGNED', 'COMMENT'],
+        ...reports.map((r) => [r.id, r.createdAt.replace(/\.\d+Z$/, 'Z'), r.category, r.reporter, r.target, String(r.statuses), r.assigned ?? '-', oneLine(r.comment, 60)]),
+      ]));
+    },
+  },
+  ...Object.fromEntries(
+    (['resolve', 'reopen'] as const).map((verb) => [
+      `reports ${verb}`,
+      {
+        usage: `reports ${verb} ID`,
+        summary: verb === 'resolve' ? 'mark a report resolved (the audit log records the operator)' : 'open a resolved report again',
+        options: {},
+        async run(_values: Values, positionals: string[]) {
+          if (positionals.length !== 1) throw new UsageError(`roost reports ${verb}: give exactly one report ID`, `reports ${verb}`);
+          await operatorCommand(`reports.${verb}`, { id: positionals[0] });
+          out(`OK: report ${positionals[0]} ${verb === 'resolve' ? 'resolved' : 'reopened'}`);
+        },
+      } satisfies CliCommand,
+    ]),
+  ),
+  audit: {
+    usage: 'audit [--limit N]',
+    summary: 'the latest admin actions (through the admin API and this CLI), newest first: when, who, action, target',
+    options: { limit: { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length) throw new UsageError('roost audit: takes no arguments', 'audit');
+      const { entries } = (await operatorCommand('audit.list', { limit: limitOption(values, 'audit') })) as {
+        entries: { at: string; who: string | null; action: string; targetType: string; targetId: string | null; target: string | null }[];
+      };
+      if (entries.length === 0) return out('No admin actions recorded.');
+      out(table([
+        ['WHEN', 'WHO', 'ACTION', 'TARGET'],
+        ...entries.map((e) => [e.at.replace(/\.\d+Z$/, 'Z'), e.who ?? '(operator)', e.action, `${e.targetType} ${e.target ?? e.targetId ?? ''}`.trim()]),
+      ]));
     },
   },
   'emojis add': {

@@ -14,17 +14,18 @@ type Regions = {
   migration: 'unmoved' | 'moved';
   approval: 'approved' | 'pending';
   confirmation: 'confirmed' | 'unconfirmed';
+  sensitizing: 'unsensitized' | 'sensitized';
 };
 const ACTIVE: Regions = {
   locking: 'unlocked', silencing: 'unsilenced', suspension: 'unsuspended', login: 'enabled', migration: 'unmoved',
-  approval: 'approved', confirmation: 'confirmed',
+  approval: 'approved', confirmation: 'confirmed', sensitizing: 'unsensitized',
 };
 /** The state value of an existing account: every region at its first state unless overridden. */
 const v = (overrides: Partial<Regions> = {}) => ({ existing: { ...ACTIVE, ...overrides } });
 type Value = ReturnType<typeof v> | 'deleted';
 
 // ── The named states of the issue, as starting snapshots at version 5 ────────────────────
-const NAMED = ['active', 'locked', 'silenced', 'suspended', 'disabled', 'moved', 'pending', 'unconfirmed', 'deleted'] as const;
+const NAMED = ['active', 'locked', 'silenced', 'suspended', 'disabled', 'moved', 'pending', 'unconfirmed', 'sensitized', 'deleted'] as const;
 type Named = (typeof NAMED)[number];
 const START: Record<Named, AccountSnapshot> = {
   active: { value: v(), context: { accountId: A, movedToAccountId: null }, version: 5 },
@@ -35,6 +36,7 @@ const START: Record<Named, AccountSnapshot> = {
   moved: { value: v({ migration: 'moved' }), context: { accountId: A, movedToAccountId: 'b1' }, version: 5 },
   pending: { value: v({ approval: 'pending' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
   unconfirmed: { value: v({ confirmation: 'unconfirmed' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
+  sensitized: { value: v({ sensitizing: 'sensitized' }), context: { accountId: A, movedToAccountId: null }, version: 5 },
   deleted: { value: 'deleted', context: { accountId: A, movedToAccountId: null }, version: 5 },
 };
 
@@ -54,6 +56,8 @@ const EVENTS = {
   unmove: { type: 'account.unmove' },
   approve: { type: 'account.approve' },
   confirm: { type: 'account.confirm' },
+  sensitize: { type: 'account.sensitize' },
+  unsensitize: { type: 'account.unsensitize' },
   delete: { type: 'account.delete' },
 } satisfies Record<string, AccountEvent>;
 type Label = keyof typeof EVENTS;
@@ -88,6 +92,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
   },
   locked: {
     lock: NO,
@@ -106,6 +112,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ locking: 'locked', sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
   },
   silenced: {
     lock: [v({ silencing: 'silenced', locking: 'locked' }), [e('account.locked')], null],
@@ -124,6 +132,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ silencing: 'silenced', sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
   },
   suspended: {
     // A suspended account's owner cannot act: no lock/unlock, no move/unmove.
@@ -143,6 +153,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ suspension: 'suspended', sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
   },
   disabled: {
     lock: [v({ login: 'disabled', locking: 'locked' }), [e('account.locked')], null],
@@ -161,6 +173,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ login: 'disabled', sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
   },
   moved: {
     lock: [v({ migration: 'moved', locking: 'locked' }), [e('account.locked')], 'b1'],
@@ -180,6 +194,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], 'b1'],
+    sensitize: [v({ migration: 'moved', sensitizing: 'sensitized' }), [e('account.sensitized')], 'b1'],
+    unsensitize: NO,
   },
   pending: {
     // A sign-up awaiting approval: the other regions work as for an active account.
@@ -199,6 +215,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: [v(), [e('account.approved')], null],
     confirm: NO,
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ approval: 'pending', sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
   },
   unconfirmed: {
     lock: [v({ confirmation: 'unconfirmed', locking: 'locked' }), [e('account.locked')], null],
@@ -217,6 +235,28 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: [v(), [e('account.confirmed')], null],
     delete: ['deleted', [e('account.deleted')], null],
+    sensitize: [v({ confirmation: 'unconfirmed', sensitizing: 'sensitized' }), [e('account.sensitized')], null],
+    unsensitize: NO,
+  },
+  sensitized: {
+    lock: [v({ sensitizing: 'sensitized', locking: 'locked' }), [e('account.locked')], null],
+    unlock: NO,
+    silence: [v({ sensitizing: 'sensitized', silencing: 'silenced' }), [e('account.silenced')], null],
+    unsilence: NO,
+    suspend: [v({ sensitizing: 'sensitized', suspension: 'suspended' }), [e('account.suspended')], null],
+    unsuspend: NO,
+    disable: [v({ sensitizing: 'sensitized', login: 'disabled' }), [e('account.disabled')], null],
+    enable: NO,
+    move: [v({ sensitizing: 'sensitized', migration: 'moved' }), [moved('b2', null)], 'b2'],
+    'move.current': [v({ sensitizing: 'sensitized', migration: 'moved' }), [moved('b1', null)], 'b1'],
+    'move.self': NO,
+    'move.empty': NO,
+    unmove: NO,
+    approve: NO,
+    confirm: NO,
+    delete: ['deleted', [e('account.deleted')], null],
+    sensitize: NO,
+    unsensitize: [v(), [e('account.unsensitized')], null],
   },
   deleted: {
     lock: NO,
@@ -235,6 +275,8 @@ const TABLE: Record<Named, Record<Label, Outcome>> = {
     approve: NO,
     confirm: NO,
     delete: NO,
+    sensitize: NO,
+    unsensitize: NO,
   },
 };
 
@@ -375,17 +417,33 @@ describe('account snapshots for services', () => {
   });
 
   it.each([
-    ['active', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
-    ['locked', { locked: true, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
-    ['silenced', { locked: false, silenced: true, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
-    ['suspended', { locked: false, silenced: false, suspended: true, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
-    ['disabled', { locked: false, silenced: false, suspended: false, disabled: true, moved: false, movedToAccountId: null, approved: true, confirmed: true, deleted: false }],
-    ['moved', { locked: false, silenced: false, suspended: false, disabled: false, moved: true, movedToAccountId: 'b1', approved: true, confirmed: true, deleted: false }],
-    ['pending', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: false, confirmed: true, deleted: false }],
-    ['unconfirmed', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: false, deleted: false }],
-    ['deleted', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: false, confirmed: false, deleted: true }],
+    ['active', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, sensitized: false, deleted: false }],
+    ['locked', { locked: true, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, sensitized: false, deleted: false }],
+    ['silenced', { locked: false, silenced: true, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, sensitized: false, deleted: false }],
+    ['suspended', { locked: false, silenced: false, suspended: true, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, sensitized: false, deleted: false }],
+    ['disabled', { locked: false, silenced: false, suspended: false, disabled: true, moved: false, movedToAccountId: null, approved: true, confirmed: true, sensitized: false, deleted: false }],
+    ['moved', { locked: false, silenced: false, suspended: false, disabled: false, moved: true, movedToAccountId: 'b1', approved: true, confirmed: true, sensitized: false, deleted: false }],
+    ['pending', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: false, confirmed: true, sensitized: false, deleted: false }],
+    ['unconfirmed', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: false, sensitized: false, deleted: false }],
+    ['sensitized', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: true, confirmed: true, sensitized: true, deleted: false }],
+    ['deleted', { locked: false, silenced: false, suspended: false, disabled: false, moved: false, movedToAccountId: null, approved: false, confirmed: false, sensitized: false, deleted: true }],
   ] as const)('accountFlags(%s)', (named, flags) => {
     expect(accountFlags(START[named])).toEqual(flags);
+  });
+});
+
+describe('account machine: sensitizing (definition 3)', () => {
+  it('a definition-2 snapshot gets the region from accounts.sensitized_at, and the pair steps once each', () => {
+    const { sensitizing: _s, ...v2Regions } = v({ locking: 'locked' }).existing;
+    const stored = { value: { existing: v2Regions }, context: { accountId: A, movedToAccountId: null }, version: 7, definition: 2 };
+    expect(upgradeSnapshot(accountDefinition, stored, { approved: true, confirmed: true }).value).toEqual(v({ locking: 'locked' }));
+    const sensitized = upgradeSnapshot(accountDefinition, stored, { sensitized: true });
+    expect(sensitized).toEqual({ value: v({ locking: 'locked', sensitizing: 'sensitized' }), context: { accountId: A, movedToAccountId: null }, version: 7 });
+    expect(step(accountMachine, sensitized, { type: 'account.sensitize' }).accepted).toBe(false);
+    const lifted = stepOrThrow(accountMachine, sensitized, { type: 'account.unsensitize' });
+    expect(lifted.emitted).toEqual([e('account.unsensitized')]);
+    expect(accountFlags(lifted.snapshot).sensitized).toBe(false);
+    expect(accountSnapshot({ accountId: A, sensitized: true }).value).toEqual(v({ sensitizing: 'sensitized' }));
   });
 });
 
@@ -421,7 +479,7 @@ describe('account machine: approval and confirmation (definition 2)', () => {
   };
 
   it('is definition 2, and a definition-1 snapshot of a pending, unconfirmed user migrates from the facts', () => {
-    expect(accountDefinition.version).toBe(2);
+    expect(accountDefinition.version).toBe(3);
     const migrated = upgradeSnapshot(accountDefinition, { ...V1, definition: 1 }, { approved: false, confirmed: false });
     expect(migrated).toEqual({
       value: v({ locking: 'locked', migration: 'moved', approval: 'pending', confirmation: 'unconfirmed' }),
@@ -445,7 +503,7 @@ describe('account machine: approval and confirmation (definition 2)', () => {
     const deleted = { value: 'deleted', context: { accountId: A, movedToAccountId: null }, version: 9, definition: 1 };
     expect(upgradeSnapshot(accountDefinition, deleted, { approved: false })).toEqual({ value: 'deleted', context: { accountId: A, movedToAccountId: null }, version: 9 });
     const current = stampSnapshot(accountDefinition, START.pending);
-    expect(current.definition).toBe(2);
+    expect(current.definition).toBe(3);
     expect(upgradeSnapshot(accountDefinition, current, { approved: true })).toEqual(START.pending);
   });
 });

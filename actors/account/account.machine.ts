@@ -15,6 +15,8 @@
  *       migration:  unmoved | moved            account.move {targetAccountId} / account.unmove
  *       approval:   approved | pending         account.approve (a sign-up awaiting a moderator)
  *       confirmation: confirmed | unconfirmed  account.confirm (the e-mail address)
+ *       sensitizing: unsensitized | sensitized account.sensitize / account.unsensitize (a
+ *                   moderator forces the account's media sensitive: Mastodon's sensitized_at)
  *     deleted (final)                          account.delete, from any existing configuration
  *
  * The issue's named states map onto configurations: "active" = existing with every region at
@@ -52,11 +54,12 @@
  *   account.unsilenced, account.suspended, account.unsuspended, account.disabled,
  *   account.enabled, account.moved {targetAccountId, previousTargetAccountId},
  *   account.unmoved {previousTargetAccountId}, account.approved, account.confirmed,
- *   account.deleted.
+ *   account.sensitized, account.unsensitized, account.deleted.
  *
  * Definition 2 added the approval and confirmation regions. A snapshot stored by definition 1
  * lacks them; `migrateAccount` adds them from what the row says (users.approved, confirmed_at),
  * which the actor store passes as migration facts (approved and confirmed when there is no user).
+ * Definition 3 added the sensitizing region, from accounts.sensitized_at likewise.
  *
  * New accounts start `active`. To seed an actor for an existing row (a remote account fetched
  * already locked, a backfill), build the snapshot with `accountSnapshot(...)` instead of
@@ -90,6 +93,8 @@ export type AccountEvent =
   | { type: 'account.unmove' }
   | { type: 'account.approve' }
   | { type: 'account.confirm' }
+  | { type: 'account.sensitize' }
+  | { type: 'account.unsensitize' }
   | { type: 'account.delete' };
 
 export type AccountEmitted =
@@ -105,6 +110,8 @@ export type AccountEmitted =
   | { type: 'account.unmoved'; accountId: string; previousTargetAccountId: string }
   | { type: 'account.approved'; accountId: string }
   | { type: 'account.confirmed'; accountId: string }
+  | { type: 'account.sensitized'; accountId: string }
+  | { type: 'account.unsensitized'; accountId: string }
   | { type: 'account.deleted'; accountId: string };
 
 type SimpleEmittedType = Exclude<AccountEmitted['type'], 'account.moved' | 'account.unmoved'>;
@@ -310,6 +317,28 @@ export const accountMachine = setup({
             },
           },
         },
+        // Definition 3: a snapshot stored before gets it from accounts.sensitized_at.
+        sensitizing: {
+          initial: 'unsensitized',
+          states: {
+            unsensitized: {
+              on: {
+                'account.sensitize': {
+                  target: 'sensitized',
+                  actions: { type: 'announce', params: { type: 'account.sensitized' } },
+                },
+              },
+            },
+            sensitized: {
+              on: {
+                'account.unsensitize': {
+                  target: 'unsensitized',
+                  actions: { type: 'announce', params: { type: 'account.unsensitized' } },
+                },
+              },
+            },
+          },
+        },
       },
     },
     deleted: { type: 'final' },
@@ -329,6 +358,8 @@ export interface AccountFlags {
   approved: boolean;
   /** The e-mail address is confirmed (users.confirmed_at). */
   confirmed: boolean;
+  /** Media forced sensitive by a moderator (accounts.sensitized_at). */
+  sensitized: boolean;
   deleted: boolean;
 }
 
@@ -340,6 +371,7 @@ type ExistingValue = {
   migration: 'unmoved' | 'moved';
   approval: 'approved' | 'pending';
   confirmation: 'confirmed' | 'unconfirmed';
+  sensitizing: 'unsensitized' | 'sensitized';
 };
 
 /** The account's flags as booleans, read from a persisted snapshot (for services and rows). */
@@ -354,6 +386,7 @@ export function accountFlags(snapshot: AccountSnapshot): AccountFlags {
       movedToAccountId: null,
       approved: false,
       confirmed: false,
+      sensitized: false,
       deleted: true,
     };
   }
@@ -368,6 +401,7 @@ export function accountFlags(snapshot: AccountSnapshot): AccountFlags {
     movedToAccountId: moved ? snapshot.context.movedToAccountId : null,
     approved: regions.approval !== 'pending',
     confirmed: regions.confirmation !== 'unconfirmed',
+    sensitized: regions.sensitizing === 'sensitized',
     deleted: false,
   };
 }
@@ -384,6 +418,7 @@ export interface AccountSeed {
   approved?: boolean;
   /** false: e-mail address not confirmed yet (default true). */
   confirmed?: boolean;
+  sensitized?: boolean;
 }
 
 /**
@@ -407,6 +442,7 @@ export function accountSnapshot(seed: AccountSeed): AccountSnapshot {
     migration: movedTo === null ? 'unmoved' : 'moved',
     approval: seed.approved === false ? 'pending' : 'approved',
     confirmation: seed.confirmed === false ? 'unconfirmed' : 'confirmed',
+    sensitizing: seed.sensitized ? 'sensitized' : 'unsensitized',
   };
   return canonicalize(
     { value: { existing }, context: { accountId: seed.accountId, movedToAccountId: movedTo }, version: 0 },
@@ -418,35 +454,36 @@ export function accountSnapshot(seed: AccountSeed): AccountSnapshot {
 export interface AccountMigrationFacts {
   approved?: boolean;
   confirmed?: boolean;
+  /** accounts.sensitized_at is set (absent: not sensitized). */
+  sensitized?: boolean;
 }
 
 /**
  * Brings a snapshot stored by an older definition up to date (same actor version: not a step).
  * 1 → 2: the approval and confirmation regions are added from the facts (users.approved,
- * users.confirmed_at); without facts (a remote account, no user) approved and confirmed. A
- * deleted account stays `deleted`.
+ * users.confirmed_at); without facts (a remote account, no user) approved and confirmed.
+ * 2 → 3: the sensitizing region is added from the facts (accounts.sensitized_at). A deleted
+ * account stays `deleted`.
  */
 export function migrateAccount(stored: PersistedSnapshot<unknown>, from: number, facts?: unknown): PersistedSnapshot<unknown> {
-  if (from !== 1) throw new TypeError(`account: no migration from definition ${from}`);
+  if (from !== 1 && from !== 2) throw new TypeError(`account: no migration from definition ${from}`);
   if (stored.value === 'deleted') return stored;
   const f = (facts ?? {}) as AccountMigrationFacts;
   const existing = (stored.value as { existing?: Record<string, unknown> } | null)?.existing;
-  if (!existing || typeof existing !== 'object') throw new TypeError('account: a definition-1 snapshot must be existing or deleted');
+  if (!existing || typeof existing !== 'object') throw new TypeError(`account: a definition-${from} snapshot must be existing or deleted`);
+  const gates =
+    from === 1
+      ? { approval: f.approved === false ? 'pending' : 'approved', confirmation: f.confirmed === false ? 'unconfirmed' : 'confirmed' }
+      : {};
   return canonicalize(
     {
       ...stored,
-      value: {
-        existing: {
-          ...existing,
-          approval: f.approved === false ? 'pending' : 'approved',
-          confirmation: f.confirmed === false ? 'unconfirmed' : 'confirmed',
-        },
-      },
+      value: { existing: { ...existing, ...gates, sensitizing: f.sensitized ? 'sensitized' : 'unsensitized' } },
     },
     'account snapshot',
   ) as PersistedSnapshot<unknown>;
 }
 
 /** The account machine with its definition version (bump it and add a migration when old snapshots would be misread). */
-export const accountDefinition = defineMachine(accountMachine, { version: 2, migrate: migrateAccount });
+export const accountDefinition = defineMachine(accountMachine, { version: 3, migrate: migrateAccount });
 export type AccountMachine = typeof accountMachine;

@@ -46,6 +46,8 @@ import { adminTrendsRoutes } from './admin/trends.ts';
 import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
+import { adminReportRoutes } from './admin/reports.ts';
+import { adminActionLogRoutes } from './admin/action_logs.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -95,6 +97,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   featuredTagRoutes(router, services);
   customEmojiRoutes(router, services);
   adminCustomEmojiRoutes(router, services);
+  adminReportRoutes(router, services);
+  adminActionLogRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

@@ -28,6 +28,9 @@ import {
 import { allDomainAllows, allDomainBlocks } from '../services/reads/domain-blocks.ts';
 import { deliveryState } from '../federation/delivery.ts';
 import { EMOJI_COMMANDS } from './emojis.ts';
+import { adminReportsPage } from '../services/reads/reports.ts';
+import { reopenReport, resolveReport } from '../services/report-moderation.ts';
+import { adminActionPage } from '../services/audit-log.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -66,8 +69,69 @@ function blockSummary(b: { domain: string; severity: string; reject_media: boole
   };
 }
 
+/** A --limit: a whole number from 1 to `max` (default `fallback`). */
+function limitArg(args: CommandArgs, fallback: number, max: number): number {
+  const v = args.limit;
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw new RoostError(422, `limit must be a whole number from 1 to ${max}`);
+  return v;
+}
+
+/** The acct (username, or username@domain) of the accounts `ids`, by id. */
+async function acctOf(services: Services, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await services.db.sql.query<{ id: string; acct: string }>(
+    `select id::text, username || coalesce('@' || domain, '') as acct from accounts where id = any($1::bigint[])`,
+    [[...new Set(ids)]],
+  );
+  return new Map(rows.map((r) => [r.id, r.acct]));
+}
+
 export const COMMANDS: Record<string, Command> = {
   ...EMOJI_COMMANDS,
+  /** `roost reports list`: the unresolved reports (or the resolved ones), newest first. */
+  async 'reports.list'(services, args) {
+    const rows = await adminReportsPage(services, { resolved: args.resolved === true }, { maxId: null, sinceId: null, minId: null, limit: limitArg(args, 100, 1000) });
+    const names = await acctOf(services, rows.flatMap((r) => [r.accountId, r.targetAccountId, ...(r.assignedAccountId ? [r.assignedAccountId] : [])]));
+    return {
+      reports: rows.map((r) => ({
+        id: r.id,
+        createdAt: r.createdAt.toISOString(),
+        category: r.category,
+        reporter: names.get(r.accountId) ?? r.accountId,
+        target: names.get(r.targetAccountId) ?? r.targetAccountId,
+        statuses: r.statusIds.length,
+        assigned: r.assignedAccountId ? (names.get(r.assignedAccountId) ?? r.assignedAccountId) : null,
+        resolvedAt: r.actionTakenAt?.toISOString() ?? null,
+        comment: r.comment,
+      })),
+    };
+  },
+  /** `roost reports resolve|reopen ID`: as a moderator would, the operator recorded as the actor (null). */
+  async 'reports.resolve'(services, args) {
+    const r = await resolveReport(services, null, reqString(args, 'id'));
+    return { id: r.id, resolvedAt: r.actionTakenAt?.toISOString() ?? null };
+  },
+  async 'reports.reopen'(services, args) {
+    const r = await reopenReport(services, null, reqString(args, 'id'));
+    return { id: r.id, resolvedAt: null };
+  },
+  /** `roost audit`: the latest admin actions, newest first. */
+  async 'audit.list'(services, args) {
+    const rows = await adminActionPage(services, { limit: limitArg(args, 50, 1000) });
+    const names = await acctOf(services, rows.flatMap((r) => (r.account_id ? [r.account_id] : [])));
+    return {
+      entries: rows.map((r) => ({
+        id: r.id,
+        at: new Date(r.created_at).toISOString(),
+        who: r.account_id === null ? null : (names.get(r.account_id) ?? r.account_id),
+        action: r.action,
+        targetType: r.target_type,
+        targetId: r.target_id,
+        target: r.human_identifier,
+      })),
+    };
+  },
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

@@ -36,6 +36,8 @@ export interface AccountsTable {
   also_known_as: string[];
   silenced_at: Ts | null;
   suspended_at: Ts | null;
+  /** Media forced sensitive by a moderator (the account actor's `sensitizing` region). */
+  sensitized_at: Ts | null;
   machine: Record<string, unknown> | null;
   machine_version: number;
   fetched_at: Ts | null;
@@ -66,6 +68,8 @@ export interface UsersTable {
   last_sign_in_at: Ts | null;
   settings: Record<string, unknown>;
   created_by_application_id: Id | null;
+  sign_up_ip: string | null;
+  invited_by_account_id: Id | null;
   created_at: Ts;
   updated_at: Ts;
 }

@@ -57,6 +57,12 @@ export type RecordedFact =
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
+  | { type: 'report.updated'; reportId: string }
+  /** A moderator (`accountId`; null: the operator at the CLI) resolved or reopened a report (with its report.updated). */
+  | { type: 'report.resolved'; reportId: string; accountId: string | null }
+  | { type: 'report.reopened'; reportId: string; accountId: string | null }
+  /** A moderator's action against an account left a strike (services/admin-accounts.ts: an account_warnings row). */
+  | { type: 'account.warned'; accountId: string; warningId: string; action: string; sendEmail: boolean }
   | { type: 'relationships.severed'; eventId: string }
   | { type: 'domain_block.created'; domain: string; severity: string }
   | { type: 'domain_block.updated'; domain: string; severity: string }
@@ -98,6 +104,9 @@ const TYPES: Record<EventType, true> = {
   'account.approved': true,
   'account.confirmed': true,
   'account.deleted': true,
+  'account.sensitized': true,
+  'account.unsensitized': true,
+  'account.warned': true,
   'account.updated': true,
   'account.move_replayed': true,
   'follow.requested': true,
@@ -136,6 +145,9 @@ const TYPES: Record<EventType, true> = {
   'notifications.merged': true,
   'user.signed_up': true,
   'report.created': true,
+  'report.updated': true,
+  'report.resolved': true,
+  'report.reopened': true,
   'relationships.severed': true,
   'domain_block.created': true,
   'domain_block.updated': true,

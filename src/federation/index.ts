@@ -13,7 +13,7 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Announce, Block, Create, Delete, Emoji, EmojiReact, Follow, Like, Move, Note, Undo, Reject, Update, type Activity } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Emoji, EmojiReact, Flag, Follow, Like, Move, Note, Undo, Reject, Update, type Activity } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
@@ -36,6 +36,7 @@ import { onBlock } from './inbox/block.ts';
 import { onUpdate } from './inbox/update.ts';
 import { onDelete } from './inbox/delete.ts';
 import { onMove } from './inbox/move.ts';
+import { onFlag } from './inbox/flag.ts';
 import {
   authenticatedDocumentLoaderFactory,
   contextLoaderFactory,
@@ -430,6 +431,8 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .on(Create, (ctx, activity) => onCreate(services, ctx, activity))
     .on(Announce, (ctx, activity) => onAnnounce(services, ctx, activity))
     .on(Like, (ctx, activity) => onLike(services, ctx, activity))
+    // A report from another server (./inbox/flag.ts).
+    .on(Flag, (ctx, activity) => onFlag(services, ctx, activity))
     // An emoji reaction (Pleroma, Akkoma, Hollo): accepted and ignored, as Mastodon ignores it
     // (Misskey's reactions come as a Like with `_misskey_reaction`: a favourite, above).
     .on(EmojiReact, (_ctx, activity) => {

@@ -1,7 +1,7 @@
 /**
  * The account actor's table in the actor store: every change of an account's state (locked,
  * silenced, suspended, login disabled, moved, approved, confirmed, deleted) is a step of
- * actors/account, and these columns (and users.disabled / approved / confirmed_at) are projected
+ * actors/account, and these columns (locked, silenced_at, suspended_at, sensitized_at, moved_to) (and users.disabled / approved / confirmed_at) are projected
  * from its snapshot, nowhere else. Rows written before the actor existed
  * are seeded from their columns (no events: those facts are not news).
  */
@@ -22,7 +22,11 @@ export const ACCOUNT_TABLE: ActorTable<AccountMachine, string, Account> = {
               (select u.confirmed_at is not null from users u where u.account_id = accounts.id) as user_confirmed`,
   locate: (id) => ({ where: 'id = $1', params: [id] }),
   input: (id) => ({ accountId: id }),
-  migrationFacts: (row: RawRow): AccountMigrationFacts => ({ approved: row.user_approved !== false, confirmed: row.user_confirmed !== false }),
+  migrationFacts: (row: RawRow): AccountMigrationFacts => ({
+    approved: row.user_approved !== false,
+    confirmed: row.user_confirmed !== false,
+    sensitized: row.sensitized_at != null,
+  }),
   seed: (row: RawRow) =>
     accountSnapshot({
       accountId: String(row.id),
@@ -33,6 +37,7 @@ export const ACCOUNT_TABLE: ActorTable<AccountMachine, string, Account> = {
       movedToAccountId: row.moved_to_account_id == null ? null : String(row.moved_to_account_id),
       approved: row.user_approved !== false,
       confirmed: row.user_confirmed !== false,
+      sensitized: row.sensitized_at != null,
     }),
   project(snapshot, { row, now }) {
     const flags = accountFlags(snapshot);
@@ -41,6 +46,7 @@ export const ACCOUNT_TABLE: ActorTable<AccountMachine, string, Account> = {
       // The moment a flag was set is kept while it stays set.
       silenced_at: flags.silenced ? (row?.silenced_at ?? now) : null,
       suspended_at: flags.suspended ? (row?.suspended_at ?? now) : null,
+      sensitized_at: flags.sensitized ? (row?.sensitized_at ?? now) : null,
       moved_to_account_id: flags.movedToAccountId,
       updated_at: now,
     };

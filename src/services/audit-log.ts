@@ -50,10 +50,13 @@ export interface AdminActionRow {
   created_at: Date;
 }
 
-/** A page of the log, newest first (`maxId` exclusive), optionally for one moderator or target. */
+/**
+ * A page of the log, newest first (`maxId` exclusive; `sinceId` / `minId` newer than, `minId`
+ * walking forward from it, the rows still newest first), optionally for one moderator or target.
+ */
 export async function adminActionPage(
   services: Services,
-  opts: { limit: number; maxId?: string; accountId?: string; targetType?: string; targetId?: string },
+  opts: { limit: number; maxId?: string | null; sinceId?: string | null; minId?: string | null; accountId?: string; targetType?: string; targetId?: string },
 ): Promise<AdminActionRow[]> {
   const where: string[] = [];
   const params: unknown[] = [];
@@ -62,14 +65,17 @@ export async function adminActionPage(
     where.push(clause.replace('?', `$${params.length}`));
   };
   if (opts.maxId) add('id < ?', opts.maxId);
+  if (opts.sinceId) add('id > ?', opts.sinceId);
+  if (opts.minId) add('id > ?', opts.minId);
   if (opts.accountId) add('account_id = ?', opts.accountId);
   if (opts.targetType) add('target_type = ?', opts.targetType);
   if (opts.targetId) add('target_id = ?', opts.targetId);
   params.push(opts.limit);
-  return services.db.sql.query<AdminActionRow>(
+  const rows = await services.db.sql.query<AdminActionRow>(
     `select id::text, account_id::text, action, target_type, target_id, human_identifier, detail, created_at
        from admin_action_logs ${where.length ? `where ${where.join(' and ')}` : ''}
-      order by id desc limit $${params.length}`,
+      order by id ${opts.minId ? 'asc' : 'desc'} limit $${params.length}`,
     params,
   );
+  return (opts.minId ? rows.reverse() : rows).map((r) => ({ ...r, created_at: new Date(r.created_at) }));
 }

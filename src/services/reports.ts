@@ -8,8 +8,12 @@
  * effects/notifications.ts turns the fact into admin.report notifications for the moderators.
  *
  * With `forward` and a remote account, the report is `forwarded`: effects/dispatch.ts sends a Flag
- * from the instance actor to the account's server (the reporter stays anonymous). Flags received
- * from other servers are not handled yet.
+ * from the instance actor to the account's server (the reporter stays anonymous).
+ *
+ * A Flag from another server (federation/inbox/flag.ts) becomes a report here too
+ * (`receiveRemoteReport`, Mastodon's ActivityPub::Activity::Flag): filed by the account that sent
+ * it (the remote server's instance actor, as Mastodon sends them), about each local account it
+ * names, citing the statuses of that account it names.
  */
 import type { Services } from '../context.ts';
 import { RoostError, Validation } from '../lib/errors.ts';
@@ -81,5 +85,60 @@ export async function createReport(services: Services, reporterId: string, input
       event: { type: 'report.created', reportId: id, accountId: reporterId, targetAccountId: target.id },
     });
     return reportFromRow(row!);
+  });
+}
+
+/** A remote comment is kept up to this many characters (Mastodon's Flag handler). */
+export const MAX_REMOTE_REPORT_COMMENT = 5000;
+
+export interface RemoteReportInput {
+  /** The Flag's id (null when it is not on the sender's server): a Flag delivered again makes no second report. */
+  uri: string | null;
+  /** The Flag's objects: actor and status URIs. */
+  objectUris: string[];
+  comment: string;
+}
+
+/**
+ * A report from another server: one per local, unsuspended account among `objectUris`, citing the
+ * statuses among them that are that account's. Category `other` (a Flag carries none). The rows
+ * and their `report.created` facts (admin.report notifications for the moderators) commit
+ * together. Returns the ids of the reports made (none for a repeat).
+ */
+export async function receiveRemoteReport(services: Services, reporterId: string, input: RemoteReportInput): Promise<string[]> {
+  const uris = [...new Set(input.objectUris)].slice(0, MAX_REPORT_STATUSES + 10);
+  if (uris.length === 0) return [];
+  const comment = [...input.comment.replaceAll('\u0000', '')].slice(0, MAX_REMOTE_REPORT_COMMENT).join('');
+  const sql = services.db.sql;
+  const targets = await sql.query<{ id: string; status_ids: string[] }>(
+    `select a.id::text,
+            array(select s.id::text from statuses s where s.uri = any($1::text[]) and s.account_id = a.id order by s.id limit ${MAX_REPORT_STATUSES}) as status_ids
+       from accounts a
+      where a.uri = any($1::text[]) and a.domain is null and a.suspended_at is null`,
+    [uris],
+  );
+  if (targets.length === 0) return [];
+  const now = services.clock.now();
+  return sql.transaction(async (tx) => {
+    const made: string[] = [];
+    for (const t of targets) {
+      const id = services.ids.next();
+      const [row] = await tx.query<{ id: string }>(
+        `insert into reports (id, account_id, target_account_id, status_ids, comment, category, forwarded, uri, created_at, updated_at)
+         values ($1, $2, $3, $4::bigint[], $5, 'other', false, $6, $7, $7)
+         on conflict (uri, target_account_id) where uri is not null do nothing
+         returning id::text`,
+        [id, reporterId, t.id, t.status_ids, comment, input.uri, now],
+      );
+      if (!row) continue;
+      await recordEvent(services, tx, {
+        actorKind: 'report',
+        actorId: id,
+        origin: 'federation',
+        event: { type: 'report.created', reportId: id, accountId: reporterId, targetAccountId: t.id },
+      });
+      made.push(id);
+    }
+    return made;
   });
 }

@@ -263,11 +263,28 @@ describe.each(SOFTWARES)('%s', (software) => {
     await eventually(async () => (await alice.api(`/api/v1/statuses/${id}`)).status === 404, 20_000, 'the deletion');
   });
 
-  it('Flag: accepted (202) and ignored, nothing written (Roost has no reports yet)', async () => {
+  it('Flag: a report about alice citing her status, filed by the sender; delivered again, no second one', async () => {
     const before = await counts();
+    const flag = fake.fixture('flag', values);
+    const sender = flag.actor as string;
+    await deliver('flag');
+    const report = await eventually(
+      () => one<{ id: string; account_id: string; status_ids: string[]; comment: string; category: string; uri: string | null }>(
+        `select r.id::text, r.account_id::text, r.status_ids::text[], r.comment, r.category, r.uri from reports r join accounts a on a.id = r.account_id
+          where a.uri = $1 and r.target_account_id = $2`,
+        [sender, alice.account.id],
+      ),
+      20_000,
+      'the report',
+    );
+    expect(report).toEqual({ id: report.id, account_id: (await accountId(sender))!, status_ids: [localNote.id], comment: flag.content, category: 'other', uri: flag.id });
     await deliver('flag');
     await settled(roost);
-    expect(await counts()).toEqual(before);
+    const [n] = await roost.services.db.sql.query<{ n: number }>(`select count(*)::int as n from reports where uri = $1`, [flag.id]);
+    expect(n!.n).toBe(1);
+    // Nothing else written (the sender's account aside, when the Flag came from an actor not seen before).
+    const after = await counts();
+    expect({ ...after, accounts: before.accounts }).toEqual(before);
   });
 
   it('Move: alice\'s follow moves to the new account', async () => {

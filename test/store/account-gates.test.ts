@@ -66,7 +66,7 @@ describe('approving and confirming a sign-up through the account actor', () => {
     const before = await userRow(id);
     expect(before.approved).toBe(false);
     expect(before.confirmed_at).toBeNull();
-    expect(machineOf(before)).toMatchObject({ definition: 2, version: 0, value: { existing: { approval: 'pending', confirmation: 'unconfirmed' } } });
+    expect(machineOf(before)).toMatchObject({ definition: 3, version: 0, value: { existing: { approval: 'pending', confirmation: 'unconfirmed' } } });
     expect((await webfinger('gate_pia')).status).toBe(404);
     expect(await eventsOf(id)).toEqual([]);
 
@@ -75,7 +75,7 @@ describe('approving and confirming a sign-up through the account actor', () => {
     expect(approved.approved).toBe(true);
     expect(approved.confirmed_at).toBeNull();
     expect(approved.machine_version).toBe(1);
-    expect(machineOf(approved)).toMatchObject({ definition: 2, version: 1, value: { existing: { approval: 'approved', confirmation: 'unconfirmed' } } });
+    expect(machineOf(approved)).toMatchObject({ definition: 3, version: 1, value: { existing: { approval: 'approved', confirmation: 'unconfirmed' } } });
     expect(await eventsOf(id)).toEqual([['account', id, 1, 'operator', 'account.approved', { type: 'account.approved', accountId: id }]]);
     // An API sign-up also waits for its e-mail confirmation before it federates.
     expect((await webfinger('gate_pia')).status).toBe(404);
@@ -140,13 +140,13 @@ describe('approving and confirming a sign-up through the account actor', () => {
     expect(row.approved).toBe(true);
     expect(row.machine_version).toBe(4);
     expect(machineOf(row)).toEqual({
-      definition: 2,
+      definition: 3,
       version: 4,
       context: { accountId: rex.account.id, movedToAccountId: null },
       value: {
         existing: {
           approval: 'approved', confirmation: 'confirmed', locking: 'locked', login: 'enabled',
-          migration: 'unmoved', silencing: 'unsilenced', suspension: 'unsuspended',
+          migration: 'unmoved', silencing: 'unsilenced', suspension: 'unsuspended', sensitizing: 'unsensitized',
         },
       },
     });

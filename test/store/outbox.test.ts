@@ -119,9 +119,9 @@ describe('concurrent steps of one account actor', () => {
     );
     expect(row).toMatchObject({ locked: true, moved_to: ivy.account.id, silenced: true, disabled: true, v: 4 });
     const snapshot = JSON.parse(row!.machine) as AccountSnapshot & { definition: number };
-    // Stamped with the definition that wrote it: 2 since approval and confirmation joined the machine.
+    // Stamped with the definition that wrote it: 3 since the sensitizing region joined the machine.
     expect(snapshot.definition).toBe(accountDefinition.version);
-    expect(accountDefinition.version).toBe(2);
+    expect(accountDefinition.version).toBe(3);
     expect(accountFlags(snapshot)).toMatchObject({ locked: true, moved: true, movedToAccountId: ivy.account.id, silenced: true, disabled: true });
     const events = (await outbox(a, hal.account.id)).filter((e) => e.actor_id === hal.account.id);
     expect(events.map((e) => e.actor_version).sort()).toEqual([1, 2, 3, 4]);

@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -315,6 +315,25 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_allows'], pathParams: { id: 'domain_allow' } },
   { method: 'POST', path: '/api/v1/admin/domain_allows', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], pathParams: { id: 'domain_allow' } },
+
+  // Admin: reports and the audit log
+  { method: 'GET', path: '/api/v1/admin/reports', auth: 'admin', scopes: ['admin:read', 'admin:read:reports'], params: { ...PAGE, resolved: 'bool', account_id: 'id', target_account_id: 'id' } },
+  { method: 'GET', path: '/api/v1/admin/reports/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:reports'], pathParams: { id: 'report' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/reports/:id',
+      auth: 'admin',
+      scopes: ['admin:write', 'admin:write:reports'],
+      pathParams: { id: 'report' },
+      params: { category: 'string', rule_ids: 'ids' },
+    }),
+  ),
+  ...(['assign_to_self', 'unassign', 'resolve', 'reopen'] as const).map(
+    (action): RouteSpec => ({ method: 'POST', path: `/api/v1/admin/reports/:id/${action}`, auth: 'admin', scopes: ['admin:write', 'admin:write:reports'], pathParams: { id: 'report' } }),
+  ),
+  { method: 'GET', path: '/api/v1/admin/action_logs', auth: 'admin', scopes: ['admin:read'], params: { ...PAGE, account_id: 'id', target_type: 'string', target_id: 'string' } },
 
   // Lists (DELETE of the list last: it removes the fixture's list) and markers
   { method: 'GET', path: '/api/v1/lists', auth: 'user', scopes: ['read', 'read:lists'] },

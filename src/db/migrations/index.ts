@@ -36,6 +36,8 @@ import { Migration20261128070000_notification_requests } from './Migration202611
 import { Migration20261128110000_poll_voters_unknown } from './Migration20261128110000_poll_voters_unknown.ts';
 import { Migration20261128120000_admin_action_logs } from './Migration20261128120000_admin_action_logs.ts';
 import { Migration20261128210000_trends } from './Migration20261128210000_trends.ts';
+import { Migration20261128150000_admin_accounts } from './Migration20261128150000_admin_accounts.ts';
+import { Migration20261128160000_report_moderation } from './Migration20261128160000_report_moderation.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -80,5 +82,7 @@ export const MIGRATIONS = [
   Migration20261128070000_notification_requests,
   Migration20261128110000_poll_voters_unknown,
   Migration20261128120000_admin_action_logs,
+  Migration20261128150000_admin_accounts,
+  Migration20261128160000_report_moderation,
   Migration20261128210000_trends,
 ];

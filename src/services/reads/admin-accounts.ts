@@ -1,0 +1,204 @@
+/**
+ * The admin side of accounts (Mastodon's Admin::Account): what moderators see of an account
+ * beyond its public face — the user's e-mail, addresses, role, gates and the moderation flags —
+ * and the filtered, paged list of `GET /api/v1|v2/admin/accounts` (Mastodon's AccountFilter).
+ *
+ * `adminAccountFacts` is ONE statement for any number of accounts (the addresses aggregated per
+ * user in a lateral subquery); `adminAccountPage` is one statement returning the page's ids.
+ */
+import type { Services } from '../../context.ts';
+import { PERMISSIONS } from '../../db/entities/index.ts';
+import { prepared } from '../../db/prepared.ts';
+import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
+
+export interface AdminAccountRole {
+  id: string;
+  name: string;
+  color: string;
+  permissions: string;
+  highlighted: boolean;
+  position: number;
+}
+
+export interface AdminAccountFacts {
+  id: string;
+  username: string;
+  domain: string | null;
+  createdAt: Date;
+  silenced: boolean;
+  suspended: boolean;
+  sensitized: boolean;
+  /** Null for a remote account (no user). */
+  user: {
+    email: string;
+    locale: string | null;
+    signUpReason: string | null;
+    confirmed: boolean;
+    approved: boolean;
+    disabled: boolean;
+    createdByApplicationId: string | null;
+    invitedByAccountId: string | null;
+    /** Null: no role (Mastodon's implicit "everyone" role). */
+    role: AdminAccountRole | null;
+    /** Newest use first. */
+    ips: { ip: string; usedAt: Date }[];
+  } | null;
+}
+
+const FACTS_SQL = prepared(
+  `select a.id::text, a.username, a.domain, a.created_at, a.silenced_at is not null as silenced,
+          a.suspended_at is not null as suspended, a.sensitized_at is not null as sensitized,
+          u.id::text as user_id, u.email, u.locale, u.sign_up_reason, u.confirmed_at is not null as confirmed, u.approved,
+          u.disabled, u.created_by_application_id::text, u.invited_by_account_id::text,
+          r.id::text as role_id, r.name as role_name, r.color as role_color, r.permissions::text as role_permissions,
+          r.highlighted as role_highlighted, r.position as role_position,
+          coalesce(ips.list, '[]'::jsonb) as ips
+     from accounts a
+     left join users u on u.account_id = a.id
+     left join user_roles r on r.id = u.role_id
+     left join lateral (
+       select jsonb_agg(jsonb_build_object('ip', host(x.ip), 'used_at', x.used_at) order by x.used_at desc, x.ip) as list
+         from user_ips x where x.user_id = u.id
+     ) ips on u.id is not null
+    where a.id = any($1::bigint[])`,
+);
+
+type Row = Record<string, unknown>;
+
+/** What Admin::Account says of each account in `ids` (unknown ids left out): one statement. */
+export async function adminAccountFacts(services: Services, ids: readonly string[]): Promise<Map<string, AdminAccountFacts>> {
+  const out = new Map<string, AdminAccountFacts>();
+  const wanted = [...new Set(ids)].filter(isId);
+  if (wanted.length === 0) return out;
+  const rows = await services.db.sql.query<Row>(FACTS_SQL, [wanted]);
+  for (const r of rows) {
+    const ips = (typeof r.ips === 'string' ? JSON.parse(r.ips) : r.ips) as { ip: string; used_at: string }[];
+    out.set(r.id as string, {
+      id: r.id as string,
+      username: r.username as string,
+      domain: (r.domain as string | null) ?? null,
+      createdAt: new Date(r.created_at as string),
+      silenced: !!r.silenced,
+      suspended: !!r.suspended,
+      sensitized: !!r.sensitized,
+      user:
+        r.user_id == null
+          ? null
+          : {
+              email: r.email as string,
+              locale: (r.locale as string | null) ?? null,
+              signUpReason: (r.sign_up_reason as string | null) ?? null,
+              confirmed: !!r.confirmed,
+              approved: !!r.approved,
+              disabled: !!r.disabled,
+              createdByApplicationId: (r.created_by_application_id as string | null) ?? null,
+              invitedByAccountId: (r.invited_by_account_id as string | null) ?? null,
+              role:
+                r.role_id == null
+                  ? null
+                  : {
+                      id: r.role_id as string,
+                      name: r.role_name as string,
+                      color: r.role_color as string,
+                      permissions: r.role_permissions as string,
+                      highlighted: !!r.role_highlighted,
+                      position: Number(r.role_position),
+                    },
+              ips: ips.map((x) => ({ ip: x.ip, usedAt: new Date(x.used_at) })),
+            },
+    });
+  }
+  return out;
+}
+
+/** Mastodon's AccountFilter, as the v2 route takes it (v1's booleans are translated to it). */
+export interface AdminAccountFilter {
+  origin?: 'local' | 'remote';
+  status?: 'active' | 'pending' | 'disabled' | 'silenced' | 'suspended' | 'sensitized';
+  /** 'staff': users whose role may manage reports (or administrators). */
+  permissions?: 'staff';
+  roleIds?: string[];
+  invitedBy?: string;
+  username?: string;
+  displayName?: string;
+  byDomain?: string;
+  email?: string;
+  /** An address or a CIDR range: users who signed up or in from it. */
+  ip?: string;
+}
+
+const likePrefix = (s: string): string => `${s.replace(/[\\%_]/g, '\\$&')}%`;
+
+/**
+ * The ids of one page of accounts matching `f`, newest first (Mastodon orders the admin list by
+ * id): one statement. Filters on the user join only when one needs it.
+ */
+export async function adminAccountPage(services: Services, f: AdminAccountFilter, p: PageParams): Promise<string[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (clause: string, ...values: unknown[]): void => {
+    let i = 0;
+    where.push(clause.replace(/\?/g, () => `$${params.push(values[i++])}`));
+  };
+  let needsUser = false;
+  if (f.origin === 'local') add('a.domain is null');
+  if (f.origin === 'remote') add('a.domain is not null');
+  switch (f.status) {
+    case 'active':
+      add('a.suspended_at is null');
+      break;
+    case 'silenced':
+      add('a.silenced_at is not null');
+      break;
+    case 'suspended':
+      add('a.suspended_at is not null');
+      break;
+    case 'sensitized':
+      add('a.sensitized_at is not null');
+      break;
+    case 'pending':
+      needsUser = true;
+      add('not u.approved');
+      break;
+    case 'disabled':
+      needsUser = true;
+      add('u.disabled');
+      break;
+    default:
+      break;
+  }
+  if (f.permissions === 'staff') {
+    needsUser = true;
+    const bits = (PERMISSIONS.administrator | PERMISSIONS.manageReports).toString();
+    add(`u.role_id in (select id from user_roles where permissions & ?::bigint <> 0)`, bits);
+  }
+  if (f.roleIds && f.roleIds.length > 0) {
+    needsUser = true;
+    add('u.role_id = any(?::bigint[])', f.roleIds.filter(isId));
+  }
+  if (f.invitedBy !== undefined) {
+    needsUser = true;
+    add('u.invited_by_account_id = ?', isId(f.invitedBy) ? f.invitedBy : null);
+  }
+  if (f.username) add('a.username ilike ?', likePrefix(f.username));
+  if (f.displayName) add('a.display_name ilike ?', likePrefix(f.displayName));
+  if (f.byDomain) add('a.domain = ?', f.byDomain.trim().toLowerCase());
+  if (f.email) {
+    needsUser = true;
+    add('u.email ilike ?', likePrefix(f.email));
+  }
+  if (f.ip) {
+    needsUser = true;
+    add('exists (select 1 from user_ips x where x.user_id = u.id and x.ip <<= ?::inet)', f.ip);
+  }
+  const page = pageSql('a.id', p, params.length + 1);
+  params.push(...page.params);
+  params.push(p.limit);
+  const rows = await services.db.sql.query<{ id: string }>(
+    `select a.id::text from accounts a ${needsUser ? 'join users u on u.account_id = a.id' : ''}
+      where true ${where.length ? `and ${where.join(' and ')}` : ''}${page.where}
+      order by ${page.order} limit $${params.length}`,
+    params,
+  );
+  return newestFirst(rows, p).map((r) => r.id);
+}
