@@ -35,7 +35,7 @@ beforeAll(async () => {
   alice = await createTestUser(roost, 'alice');
   bob = await createTestUser(roost, 'bob');
   admin = await createTestUser(roost, 'boss', { role: 'Admin', scopes: ['admin:read', 'admin:write'] });
-});
+}, 60_000);
 afterAll(async () => {
   await roost?.close();
 });
@@ -72,5 +72,5 @@ describe('roost reports and roost audit', () => {
     expect((await run(['audit', '--limit', '1'])).stdout.trimEnd().split('\n')).toHaveLength(2);
     const bad = await run(['audit', '--limit', 'many']);
     expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([2, 'roost audit: --limit must be a whole number from 1 to 1000, got "many"']);
-  });
+  }, 300_000);
 });
