@@ -77,6 +77,26 @@ async function start(extra: Record<string, string>): Promise<{ child: ChildProce
   };
 }
 
+describe('the first start', () => {
+  it('logs the migrations as a count, ready once and only when ready, and warns of an unknown ROOST_* variable', async () => {
+    const server = await start({ ROOST_DATA_DIR: newDir(), ROOST_PORT: String(await freePort()), ROOST_PORTT: '1' });
+    try {
+      const lines = server.output().trim().split('\n').map((l) => JSON.parse(l) as { msg: string; level: number; migrations?: unknown });
+      const applied = lines.filter((l) => /migrations? applied$/.test(l.msg));
+      expect(applied).toHaveLength(1);
+      expect(typeof applied[0]!.migrations).toBe('number');
+      expect(applied[0]!.migrations).toBeGreaterThan(30);
+      expect(Math.max(...server.output().trim().split('\n').map((l) => l.length))).toBeLessThan(1000);
+      // One line says it listens, the last: the port bound earlier is not announced as ready.
+      expect(lines.filter((l) => /listening/.test(l.msg))).toHaveLength(1);
+      expect(lines[lines.length - 1]!.msg).toMatch(/listening on http/);
+      expect(lines.filter((l) => l.msg === 'configuration: unknown variable ROOST_PORTT (did you mean ROOST_PORT?)')).toHaveLength(1);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 120_000);
+});
+
 describe('the identity follows ROOST_PORT', () => {
   it('serves its actors, WebFinger, OAuth discovery and avatars as localhost:PORT, and refuses a changed domain later', async () => {
     const dataDir = newDir();

@@ -75,7 +75,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       const done = await orm.migrator.up();
       const names = done.map((m) => m.name);
       if (names.length) {
-        log?.info({ migrations: names }, 'migrations applied');
+        // A count and the last one, not every name (a first start applies dozens: a 2 KB line).
+        log?.info({ migrations: names.length, latest: names[names.length - 1] }, `${names.length} migration${names.length === 1 ? '' : 's'} applied`);
         // Statistics for the planner at once, rather than when autovacuum first gets round to the
         // new (small, often empty) tables: plans made without them misjudge every page.
         await db.sql.query('analyze');

@@ -1446,7 +1446,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   if (!listenSocket) throw await listenError(opts.host, opts.port);
   server.listenSocket = listenSocket;
   server.port = uws.us_socket_local_port(listenSocket);
-  server.log.info({ host: opts.host, port: server.port }, 'listening');
+  // Bound, not ready: requests get 503 until the app is handed over; "ready" is logged once, by
+  // the composition root, when it is (src/main.ts).
+  server.log.debug({ host: opts.host, port: server.port }, 'port bound; answering 503 until ready');
 
   let closing: Promise<void> | null = null;
   return {
