@@ -6,6 +6,7 @@
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import path from 'node:path';
+import pino from 'pino';
 import { loadConfig, ConfigError } from '../config/index.ts';
 import { nearestName } from '../config/nearest.ts';
 import { startRoost, openRoostServices, federationOn, VERSION, ROLES, type Role } from './main.ts';
@@ -52,7 +53,8 @@ async function operatorCommand(name: string, args: CommandArgs, open: { migrate?
       });
     }
   }
-  const roost = await openRoostServices(config, { logLevel: 'warn', ...open });
+  // Warnings go to stderr: stdout is the command's answer (a token, a password, a table) for scripts.
+  const roost = await openRoostServices(config, { logLevel: 'warn', logDestination: pino.destination({ fd: 2, sync: true }), ...open });
   try {
     return await runCommand(roost.services, name, args, { federation: federationOn(roost.services) });
   } finally {
@@ -167,10 +169,22 @@ const COMMANDS: Record<string, CliCommand> = {
       out(`OK\nNew password: ${result.password}`);
     },
   },
+  'accounts token': {
+    usage: 'accounts token USERNAME [--scopes "read write …"]',
+    summary: 'mint an access token for a local account (default scope: read); the last line printed is the token.\nUse it as `Authorization: Bearer TOKEN` (a first post without an app, a script)',
+    options: { scopes: { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost accounts token: give exactly one USERNAME', 'accounts token');
+      const result = await operatorCommand('accounts.token', { username: positionals[0], scopes: values.scopes });
+      out(`OK: a token for ${result.username} with ${(result.scopes as string[]).join(' ')}`);
+      out(String(result.token));
+    },
+  },
   'accounts modify': {
-    usage: 'accounts modify USERNAME [--role ROLE | --remove-role] [--approve] [--confirm] [--disable | --enable]',
-    summary: "change a local account's role, approval, confirmation or login",
+    usage: 'accounts modify USERNAME [--role ROLE | --remove-role] [--approve] [--confirm] [--disable | --enable] [--reset-password]',
+    summary: "change a local account's role, approval, confirmation or login; --reset-password sets a new\nrandom password (printed last) and revokes the account's tokens",
     options: {
+      'reset-password': { type: 'boolean', default: false },
       role: { type: 'string' },
       'remove-role': { type: 'boolean', default: false },
       approve: { type: 'boolean', default: false },
@@ -182,16 +196,24 @@ const COMMANDS: Record<string, CliCommand> = {
       if (positionals.length !== 1) throw new UsageError('roost accounts modify: give exactly one USERNAME', 'accounts modify');
       if (values.disable && values.enable) throw new UsageError('roost accounts modify: --disable and --enable exclude each other', 'accounts modify');
       if (values.role && values['remove-role']) throw new UsageError('roost accounts modify: --role and --remove-role exclude each other', 'accounts modify');
-      const result = await operatorCommand('accounts.modify', {
-        username: positionals[0],
-        role: values.role,
-        removeRole: values['remove-role'],
-        approve: values.approve,
-        confirm: values.confirm,
-        disable: values.disable,
-        enable: values.enable,
-      });
-      out(`OK: ${result.username}: ${(result.changes as string[]).join(', ')}`);
+      const others = values.role !== undefined || values['remove-role'] || values.approve || values.confirm || values.disable || values.enable;
+      if (others || !values['reset-password']) {
+        const result = await operatorCommand('accounts.modify', {
+          username: positionals[0],
+          role: values.role,
+          removeRole: values['remove-role'],
+          approve: values.approve,
+          confirm: values.confirm,
+          disable: values.disable,
+          enable: values.enable,
+        });
+        out(`OK: ${result.username}: ${(result.changes as string[]).join(', ')}`);
+      }
+      if (values['reset-password']) {
+        const reset = await operatorCommand('accounts.reset_password', { username: positionals[0] });
+        out(`OK: ${reset.username}: password reset, ${reset.revokedTokens} token(s) revoked`);
+        out(`New password: ${reset.password}`);
+      }
     },
   },
   'accounts alias': {

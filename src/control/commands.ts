@@ -7,6 +7,7 @@ import { stepAccount } from '../services/account-actor.ts';
 import type { AccountEvent } from '../../actors/account/account.machine.ts';
 import type { Services } from '../context.ts';
 import { createLocalAccount } from '../services/accounts.ts';
+import { mintAccessToken, resetPassword } from '../services/operator-access.ts';
 import { RoostError } from '../lib/errors.ts';
 import { AccountSchema, UserRoleSchema, UserSchema } from '../db/entities/index.ts';
 import type { RoostFederation } from '../federation/index.ts';
@@ -167,6 +168,12 @@ export const COMMANDS: Record<string, Command> = {
     };
   },
   'accounts.modify': modifyAccount,
+  async 'accounts.token'(services, args) {
+    return mintAccessToken(services, reqString(args, 'username'), optString(args, 'scopes'));
+  },
+  async 'accounts.reset_password'(services, args) {
+    return resetPassword(services, reqString(args, 'username'));
+  },
   async 'accounts.migrate'(services, args, { federation }) {
     const r = await migrateLocalAccount(services, accountResolver(services, federation), {
       username: reqString(args, 'username'),
@@ -274,7 +281,7 @@ async function modifyAccount(services: Services, args: CommandArgs): Promise<Rec
       steps.push({ type: login === 'disable' ? 'account.disable' : 'account.enable' });
       changes.push(login === 'disable' ? 'disabled' : 'enabled');
     }
-    if (changes.length === 0) throw new RoostError(422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable or --enable');
+    if (changes.length === 0) throw new RoostError(422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable, --enable or --reset-password');
     user.updatedAt = services.clock.now();
     await em.flush();
     for (const event of steps) await stepAccount(services, account.id, event, { origin: 'operator', em });
