@@ -31,6 +31,7 @@ import { startWorkers } from './jobs/queue.ts';
 import { pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { federateConsumer } from './effects/federate.ts';
 import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
+import { mailConsumer } from './effects/mail.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { conversationsConsumer } from './effects/conversations.ts';
 import { notificationsConsumer } from './effects/notifications.ts';
@@ -329,6 +330,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         conversations: conversationsConsumer(services),
         streaming: streamingConsumer(services),
         notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)]),
+        mail: mailConsumer(services),
       },
       { beforeConsumer: opts.beforeConsumer },
     );

@@ -56,6 +56,12 @@ export type RecordedFact =
   | { type: 'notifications.merged'; accountId: string }
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
+  /** A user asked for the confirmation mail again (POST /api/v1/emails/confirmations), maybe to a new address. */
+  | { type: 'user.confirmation_requested'; userId: string }
+  /** Someone asked for a password-reset mail for this user (/auth/password/new). */
+  | { type: 'user.password_reset_requested'; userId: string }
+  /** A moderator acted against an account and left a warning (account_warnings row `warningId`). */
+  | { type: 'account.warned'; accountId: string; warningId: string; action: string; sendEmail: boolean }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
   | { type: 'relationships.severed'; eventId: string }
   | { type: 'domain_block.created'; domain: string; severity: string }
@@ -134,6 +140,9 @@ const TYPES: Record<EventType, true> = {
   'filters.changed': true,
   'notifications.merged': true,
   'user.signed_up': true,
+  'user.confirmation_requested': true,
+  'user.password_reset_requested': true,
+  'account.warned': true,
   'report.created': true,
   'relationships.severed': true,
   'domain_block.created': true,
