@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'email_domain_block' | 'canonical_email_block' | 'ip_block';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -96,6 +96,8 @@ const V1_FILTER_PARAMS: Record<string, Kind> = { phrase: 'string', context: 'str
 const DOMAIN_BLOCK_PARAMS: Record<string, Kind> = {
   severity: 'string', reject_media: 'bool', reject_reports: 'bool', private_comment: 'text', public_comment: 'text', obfuscate: 'bool',
 };
+
+const IP_BLOCK_PARAMS: Record<string, Kind> = { ip: 'string', severity: 'string', comment: 'text', expires_in: 'int' };
 
 const relationship = (action: string, scopes: string[], params: Record<string, Kind> = {}): RouteSpec => ({
   method: 'POST',
@@ -174,6 +176,14 @@ export const ROUTES: RouteSpec[] = [
     params: { username: 'string', email: 'string', password: 'string', agreement: 'bool', locale: 'string', reason: 'text', date_of_birth: 'string' },
   },
   { method: 'GET', path: '/api/v1/accounts', auth: 'public+scope', scopes: READ_ACCOUNTS, params: { id: 'ids' } },
+  // E-mail confirmation and the password web flow
+  { method: 'POST', path: '/api/v1/emails/confirmations', auth: 'token', scopes: WRITE_ACCOUNTS, params: { email: 'string' } },
+  { method: 'GET', path: '/api/v1/emails/check_confirmation', auth: 'user', scopes: READ_ACCOUNTS, allowsUnconfirmed: true },
+  { method: 'GET', path: '/auth/confirmation', auth: 'public', html: true, params: { confirmation_token: 'string' } },
+  { method: 'GET', path: '/auth/password/new', auth: 'public', html: true },
+  { method: 'POST', path: '/auth/password', auth: 'public', html: true, params: { email: 'string' } },
+  { method: 'GET', path: '/auth/password/edit', auth: 'public', html: true, params: { reset_password_token: 'string' } },
+  { method: 'POST', path: '/auth/password/edit', auth: 'public', html: true, params: { reset_password_token: 'string', password: 'string', password_confirmation: 'string' } },
   { method: 'GET', path: '/api/v1/accounts/verify_credentials', auth: 'user', scopes: [...READ_ACCOUNTS, 'profile'], allowsUnconfirmed: true },
   ...(['PATCH', 'PUT'] as const).map(
     (method): RouteSpec => ({
@@ -315,6 +325,32 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_allows'], pathParams: { id: 'domain_allow' } },
   { method: 'POST', path: '/api/v1/admin/domain_allows', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], params: { domain: 'domain' } },
   { method: 'DELETE', path: '/api/v1/admin/domain_allows/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_allows'], pathParams: { id: 'domain_allow' } },
+
+  // Admin: the sign-up blocks (DELETEs last in each group: they remove the fixture)
+  { method: 'GET', path: '/api/v1/admin/email_domain_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:email_domain_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/email_domain_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:email_domain_blocks'], pathParams: { id: 'email_domain_block' } },
+  { method: 'POST', path: '/api/v1/admin/email_domain_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:email_domain_blocks'], params: { domain: 'domain' } },
+  { method: 'DELETE', path: '/api/v1/admin/email_domain_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:email_domain_blocks'], pathParams: { id: 'email_domain_block' } },
+  { method: 'GET', path: '/api/v1/admin/canonical_email_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:canonical_email_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/canonical_email_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:canonical_email_blocks'], pathParams: { id: 'canonical_email_block' } },
+  { method: 'POST', path: '/api/v1/admin/canonical_email_blocks/test', auth: 'admin', scopes: ['admin:read', 'admin:read:canonical_email_blocks'], params: { email: 'string' } },
+  { method: 'POST', path: '/api/v1/admin/canonical_email_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:canonical_email_blocks'], params: { email: 'string', canonical_email_hash: 'string' } },
+  { method: 'DELETE', path: '/api/v1/admin/canonical_email_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:canonical_email_blocks'], pathParams: { id: 'canonical_email_block' } },
+  { method: 'GET', path: '/api/v1/admin/ip_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:ip_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/ip_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:ip_blocks'], pathParams: { id: 'ip_block' } },
+  { method: 'POST', path: '/api/v1/admin/ip_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:ip_blocks'], params: IP_BLOCK_PARAMS },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/ip_blocks/:id',
+      auth: 'admin',
+      scopes: ['admin:write', 'admin:write:ip_blocks'],
+      pathParams: { id: 'ip_block' },
+      params: IP_BLOCK_PARAMS,
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/ip_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:ip_blocks'], pathParams: { id: 'ip_block' } },
 
   // Lists (DELETE of the list last: it removes the fixture's list) and markers
   { method: 'GET', path: '/api/v1/lists', auth: 'user', scopes: ['read', 'read:lists'] },
