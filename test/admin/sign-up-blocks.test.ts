@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { setMxResolver } from '../../src/services/email-blocks.ts';
 import { invalidateIpBlocks } from '../../src/services/ip-blocks.ts';
@@ -262,6 +262,30 @@ describe('IP blocks', () => {
 
     expect((await admin.api(`/api/v1/admin/ip_blocks/${block.body.id}`, { method: 'DELETE' })).status).toBe(200);
     expect((await passwordGrant('walt', 'walt password', '203.0.113.50')).status).toBe(200);
+  });
+});
+
+describe('pages', () => {
+  it('page by id with Link headers, and a page costs the same statements whatever its size', async () => {
+    const made: Record<string, string[]> = { email_domain_blocks: [], canonical_email_blocks: [], ip_blocks: [] };
+    for (let i = 1; i <= 3; i++) {
+      made.email_domain_blocks!.push((await admin.api('/api/v1/admin/email_domain_blocks', { body: { domain: `page${i}.example` } })).body.id);
+      made.canonical_email_blocks!.push((await admin.api('/api/v1/admin/canonical_email_blocks', { body: { email: `page${i}@pages.example` } })).body.id);
+      made.ip_blocks!.push((await admin.api('/api/v1/admin/ip_blocks', { body: { ip: `198.18.0.${i}`, severity: 'sign_up_block' } })).body.id);
+    }
+    for (const [segment, ids] of Object.entries(made)) {
+      const first = await admin.api(`/api/v1/admin/${segment}?limit=2`);
+      expect(first.body.map((b: { id: string }) => b.id)).toEqual([ids[2], ids[1]]);
+      expect(first.headers.get('link')).toBe(
+        `<${roost.at(`/api/v1/admin/${segment}?limit=2&max_id=${ids[1]}`)}>; rel="next", <${roost.at(`/api/v1/admin/${segment}?limit=2&since_id=${ids[2]}`)}>; rel="prev"`,
+      );
+      // (The token lookup is cached a few seconds, so it is left out of the count.)
+      const statements = async (limit: number) =>
+        (await capturedStatements(roost, () => admin.api(`/api/v1/admin/${segment}?limit=${limit}`), 200)).filter((t) => !/oauth_access_tokens|user_activity/.test(t)).length;
+      const expected = segment === 'email_domain_blocks' ? 3 : 2; // (+1: the page's history in one statement)
+      expect({ segment, counts: [await statements(1), await statements(3)] }).toEqual({ segment, counts: [expected, expected] });
+      for (const id of ids) expect((await admin.api(`/api/v1/admin/${segment}/${id}`, { method: 'DELETE' })).status).toBe(200);
+    }
   });
 });
 
