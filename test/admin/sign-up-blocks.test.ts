@@ -12,6 +12,7 @@ import { capturedStatements, startTestRoost, type TestRoost } from '../helpers/r
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { setMxResolver } from '../../src/services/email-blocks.ts';
 import { invalidateIpBlocks } from '../../src/services/ip-blocks.ts';
+import { runCommand } from '../../src/control/commands.ts';
 
 let roost: TestRoost;
 let admin: TestUser;
@@ -286,6 +287,31 @@ describe('pages', () => {
       expect({ segment, counts: [await statements(1), await statements(3)] }).toEqual({ segment, counts: [expected, expected] });
       for (const id of ids) expect((await admin.api(`/api/v1/admin/${segment}/${id}`, { method: 'DELETE' })).status).toBe(200);
     }
+  });
+});
+
+describe('the CLI twin', () => {
+  it('adds, lists and removes IP blocks and e-mail domain blocks through the same services, in the audit log as the operator', async () => {
+    const run = (name: string, args: Record<string, unknown> = {}) => runCommand(roost.services, name, args, {} as never);
+    expect(await run('ip-blocks.add', { ip: '100.64.1.2/16', severity: 'no_access', comment: 'wave', expiresIn: '3600' })).toMatchObject({
+      block: { ip: '100.64.0.0/16', severity: 'no_access', comment: 'wave' },
+    });
+    expect((await apiRequest(roost, '/api/v1/instance', { headers: { 'x-forwarded-for': '100.64.9.9' } })).status).toBe(403);
+    expect(((await run('ip-blocks.list')).blocks as { ip: string }[]).map((b) => b.ip)).toEqual(['100.64.0.0/16']);
+    await expect(run('ip-blocks.add', { ip: 'nonsense', severity: 'no_access' })).rejects.toThrow('Validation failed: Ip is invalid');
+    expect(await run('ip-blocks.remove', { ip: '100.64.0.0/16' })).toEqual({ ip: '100.64.0.0/16' });
+    expect((await apiRequest(roost, '/api/v1/instance', { headers: { 'x-forwarded-for': '100.64.9.9' } })).status).toBe(200);
+    await expect(run('ip-blocks.remove', { ip: '100.64.0.0/16' })).rejects.toThrow('No IP block on 100.64.0.0/16');
+
+    expect(await run('email-domains.block', { domain: 'Wave.Example' })).toEqual({ domain: 'wave.example' });
+    expect((await signUp('x@sub.wave.example')).status).toBe(422);
+    expect(((await run('email-domains.list')).domains as string[]).includes('wave.example')).toBe(true);
+    expect(await run('email-domains.unblock', { domain: 'wave.example' })).toEqual({ domain: 'wave.example' });
+    expect(((await run('email-domains.list')).domains as string[]).includes('wave.example')).toBe(false);
+    const [log] = await roost.services.db.sql.query<{ n: number }>(
+      `select count(*)::int as n from admin_action_logs where account_id is null and target_type in ('IpBlock', 'EmailDomainBlock')`,
+    );
+    expect(log!.n).toBe(4);
   });
 });
 
