@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capturedStatements, startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { setMxResolver } from '../../src/services/email-blocks.ts';
 import { invalidateIpBlocks } from '../../src/services/ip-blocks.ts';
@@ -263,6 +263,20 @@ describe('IP blocks', () => {
 
     expect((await admin.api(`/api/v1/admin/ip_blocks/${block.body.id}`, { method: 'DELETE' })).status).toBe(200);
     expect((await passwordGrant('walt', 'walt password', '203.0.113.50')).status).toBe(200);
+  });
+
+  it('a change made by another process reaches this one through its NOTIFY', async () => {
+    const from = { 'x-forwarded-for': '198.19.7.7' };
+    expect((await apiRequest(roost, '/api/v1/instance', { headers: from })).status).toBe(200);
+    // As another web process (or psql) would: the row and the notification, nothing in-process.
+    await roost.services.db.sql.query(
+      `with b as (insert into ip_blocks (id, ip, severity, created_at, updated_at) values ($1, '198.19.0.0/16', 'no_access', now(), now()) returning id)
+       select pg_notify('roost_ip_blocks', '') from b`,
+      [roost.services.ids.next()],
+    );
+    await eventually(async () => (await apiRequest(roost, '/api/v1/instance', { headers: from })).status === 403, 10_000, 'the block to apply');
+    await roost.services.db.sql.query(`with d as (delete from ip_blocks where ip = '198.19.0.0/16' returning id) select pg_notify('roost_ip_blocks', '') from d`);
+    await eventually(async () => (await apiRequest(roost, '/api/v1/instance', { headers: from })).status === 200, 10_000, 'the block to lift');
   });
 });
 
