@@ -24,10 +24,13 @@ function bitsOf(addr: ipaddr.IPv4 | ipaddr.IPv6): string {
 export function parseIpRange(raw: string): IpRange | null {
   const s = raw.trim();
   if (s === '' || s.length > 64) return null;
+  // The address as people write it: four decimal parts, or IPv6 (not inet_aton's `1.2.3` or hex).
+  const bare = s.split('/', 1)[0]!;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(bare) && !(bare.includes(':') && ipaddr.IPv6.isValid(bare))) return null;
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
   let prefix: number;
   if (s.includes('/')) {
-    if (!ipaddr.isValidCIDR(s)) return null;
+    if (!/^\d{1,3}$/.test(s.slice(bare.length + 1)) || !ipaddr.isValidCIDR(s)) return null;
     [addr, prefix] = ipaddr.parseCIDR(s);
     if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
       addr = (addr as ipaddr.IPv6).toIPv4Address();
