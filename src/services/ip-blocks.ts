@@ -250,6 +250,12 @@ export async function ipBlockSeverities(services: Services, address: string): Pr
   return severitiesIn(services, await ipBlockIndex(services), address);
 }
 
+/** True when the held index has no no_access block: no request needs its address looked up. */
+export function noAccessBlocksNone(services: Services): boolean {
+  const ix = freshIndex(services);
+  return ix !== null && !ix.anyNoAccess;
+}
+
 /**
  * Whether `address` may not reach the server at all (a no_access block). Synchronous (false or
  * true) while the index is held, which in a server process is every request after a change's first.
