@@ -14,6 +14,8 @@ export type FederationMode = 'open' | 'allowlist';
 export type DomainBlocksVisibility = 'disabled' | 'users' | 'all';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type LogFormat = 'json' | 'pretty';
+/** How the SMTP connection is secured: STARTTLS required, TLS from the first byte, or none (a local relay). */
+export type SmtpSecurity = 'starttls' | 'tls' | 'none';
 
 /** At most `limit` requests per `periodSeconds` (a fixed window, as Rack::Attack counts). */
 export interface RateLimit {
@@ -168,6 +170,19 @@ export interface RoostConfig {
   logFormat: LogFormat | null;
   /** The bearer token GET /metrics asks for (Prometheus text); null: no metrics served (404). */
   metricsToken: string | null;
+  /**
+   * Outgoing e-mail (confirmation, password reset, moderation warnings) through an SMTP server;
+   * `smtpHost` null: Roost sends no mail (the operator confirms accounts with the CLI).
+   */
+  mail: {
+    smtpHost: string | null;
+    smtpPort: number;
+    smtpSecurity: SmtpSecurity;
+    smtpUser: string | null;
+    smtpPassword: string | null;
+    /** The From address: `notifications@DOMAIN` unless set. */
+    from: string;
+  };
 }
 
 // --- limits -------------------------------------------------------------------------------------
@@ -670,6 +685,22 @@ const SPECS: Record<string, KeySpec> = {
     default: () => null,
   },
   metricsToken: { env: 'ROOST_METRICS_TOKEN', file: 'metricsToken', parse: nullableStr, default: () => null },
+  'mail.smtpHost': { env: 'ROOST_SMTP_HOST', file: 'mail.smtpHost', parse: nullableStr, default: () => null },
+  'mail.smtpPort': { env: 'ROOST_SMTP_PORT', file: 'mail.smtpPort', parse: integer(1, 65535), default: () => 587 },
+  'mail.smtpSecurity': {
+    env: 'ROOST_SMTP_SECURITY',
+    file: 'mail.smtpSecurity',
+    parse: oneOf<SmtpSecurity>('starttls', 'tls', 'none'),
+    default: () => 'starttls',
+  },
+  'mail.smtpUser': { env: 'ROOST_SMTP_USER', file: 'mail.smtpUser', parse: nullableStr, default: () => null },
+  'mail.smtpPassword': { env: 'ROOST_SMTP_PASSWORD', file: 'mail.smtpPassword', parse: nullableStr, default: () => null },
+  'mail.from': {
+    env: 'ROOST_SMTP_FROM',
+    file: 'mail.from',
+    parse: str({ nonEmpty: true, max: 320 }),
+    default: (c) => `notifications@${String(c.domain).replace(/:\d+$/, '')}`,
+  },
 };
 
 /** The documented table of keys (README and `roost config` print it). */

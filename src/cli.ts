@@ -387,6 +387,68 @@ const COMMANDS: Record<string, CliCommand> = {
       ]));
     },
   },
+  'ip-blocks add': {
+    usage: 'ip-blocks add IP|CIDR --severity sign_up_requires_approval|sign_up_block|no_access [--comment TEXT] [--expires-in SECONDS]',
+    summary: 'block an address or range: sign-ups wait for approval, sign-ups refused, or no access at all (every request 403)',
+    options: { severity: { type: 'string' }, comment: { type: 'string' }, 'expires-in': { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost ip-blocks add: give exactly one IP or CIDR range', 'ip-blocks add');
+      if (!values.severity) throw new UsageError('roost ip-blocks add: give --severity', 'ip-blocks add');
+      const result = await operatorCommand('ip-blocks.add', { ip: positionals[0], severity: values.severity, comment: values.comment, expiresIn: values['expires-in'] });
+      const b = result.block as { ip: string; severity: string; expires_at: string | null };
+      out(`OK: ${b.ip} blocked: ${b.severity}${b.expires_at ? ` until ${b.expires_at}` : ''}`);
+    },
+  },
+  'ip-blocks remove': {
+    usage: 'ip-blocks remove IP|CIDR',
+    summary: 'lift the IP block on that address or range',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost ip-blocks remove: give exactly one IP or CIDR range', 'ip-blocks remove');
+      const result = await operatorCommand('ip-blocks.remove', { ip: positionals[0] });
+      out(`OK: ${result.ip} no longer blocked`);
+    },
+  },
+  'ip-blocks list': {
+    usage: 'ip-blocks list',
+    summary: 'list the IP blocks (range, severity, expiry, comment)',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost ip-blocks list: takes no arguments', 'ip-blocks list');
+      const { blocks } = (await operatorCommand('ip-blocks.list', {})) as { blocks: { ip: string; severity: string; expires_at: string | null; comment: string }[] };
+      out(blocks.length ? blocks.map((b) => [b.ip, b.severity, b.expires_at ?? 'never', b.comment].join('  ').trimEnd()).join('\n') : 'No IP blocks.');
+    },
+  },
+  'email-domains block': {
+    usage: 'email-domains block DOMAIN',
+    summary: 'refuse sign-ups with an address at DOMAIN, its subdomains, or a domain whose mail goes through them (MX)',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost email-domains block: give exactly one DOMAIN', 'email-domains block');
+      const result = await operatorCommand('email-domains.block', { domain: positionals[0] });
+      out(`OK: sign-ups from ${result.domain} refused`);
+    },
+  },
+  'email-domains unblock': {
+    usage: 'email-domains unblock DOMAIN',
+    summary: 'lift the e-mail domain block on DOMAIN',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost email-domains unblock: give exactly one DOMAIN', 'email-domains unblock');
+      const result = await operatorCommand('email-domains.unblock', { domain: positionals[0] });
+      out(`OK: ${result.domain} no longer blocked`);
+    },
+  },
+  'email-domains list': {
+    usage: 'email-domains list',
+    summary: 'list the blocked e-mail domains',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost email-domains list: takes no arguments', 'email-domains list');
+      const { domains } = (await operatorCommand('email-domains.list', {})) as { domains: string[] };
+      out(domains.length ? domains.join('\n') : 'No blocked e-mail domains.');
+    },
+  },
   'emojis add': {
     usage: 'emojis add SHORTCODE FILE [--category NAME] [--unlisted]',
     summary: 'add a custom emoji (:SHORTCODE:) from a PNG, GIF or WebP file of at most 256 KB;\n--unlisted keeps it out of the picker (it still renders)',

@@ -31,6 +31,8 @@ import { startWorkers } from './jobs/queue.ts';
 import { pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { federateConsumer } from './effects/federate.ts';
 import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
+import { mailConsumer } from './effects/mail.ts';
+import { watchIpBlocks } from './services/ip-blocks.ts';
 import { homeFeedConsumer } from './effects/home-feeds.ts';
 import { scheduleTrendsRefresh } from './services/trends.ts';
 import { trendsConsumer } from './effects/trends.ts';
@@ -296,6 +298,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     const listener = pgNotifyListener(opened.databaseUrl, { log: log.child({ module: 'jobs' }) });
     if ('close' in listener) stops.push(() => (listener as { close(): Promise<void> }).close());
     const federation = federationOn(services, listener);
+    // The IP blocks every request is checked against: loaded now, dropped on a change's NOTIFY.
+    stops.push(await watchIpBlocks(services, (channel, onNotify) => listener.subscribe(channel, onNotify)));
     // Unknown remote mentions in local posts are resolved through the federation's bounded lookup.
     setRemoteAccountResolver(services, (username, domain, signal) => lookupRemoteAccount(services, federation, `${username}@${domain}`, { signal }));
     stops.push(async () => setRemoteAccountResolver(services, null));
@@ -332,6 +336,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         streaming: streamingConsumer(services),
         notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)]),
         trends: trendsConsumer(services),
+        mail: mailConsumer(services),
       },
       { beforeConsumer: opts.beforeConsumer },
     );

@@ -73,9 +73,9 @@ export async function requireToken(services: Services, ctx: RequestContext, scop
  * pending sign-up a 403 "Your login is currently pending approval" (a disabled login's tokens are
  * already invalid: 401).
  *
- * `allowUnconfirmed` lets an unconfirmed user through (verify_credentials only): Roost sends no
- * e-mail yet, so an app that just signed a user up must still be able to show who is signed in
- * and that the account waits (`roost accounts modify USER --confirm` confirms it).
+ * `allowUnconfirmed` lets an unconfirmed user through (verify_credentials only): an app that just
+ * signed a user up must still be able to show who is signed in and that the account waits for
+ * the confirmation link (or, without SMTP, `roost accounts modify USER --confirm`).
  */
 export async function requireUser(
   services: Services,

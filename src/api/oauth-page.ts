@@ -38,7 +38,7 @@ function nameText(name: string): string {
   return DIRECTIONAL.test(name) ? `\u2068${name}\u2069` : name;
 }
 
-function layout(title: string, body: string): string {
+export function layout(title: string, body: string): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>

@@ -27,6 +27,9 @@ import { rateLimitGuard } from './rate-limits.ts';
 import { tokenBeforeBody } from './body-token.ts';
 import { adminDomainBlocksRoutes } from './admin/domain_blocks.ts';
 import { adminDomainAllowsRoutes } from './admin/domain_allows.ts';
+import { adminSignUpBlocksRoutes } from './admin/sign_up_blocks.ts';
+import { ipAccessGuard } from './ip-blocks.ts';
+import { mailFlowRoutes } from './mail-flows.ts';
 import { conversationRoutes } from './v1/conversations.ts';
 import { notificationRoutes } from './v1/notifications.ts';
 import { notificationV2Routes } from './v2/notifications.ts';
@@ -53,6 +56,7 @@ import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
   const router = new Router();
+  router.beforeBody(ipAccessGuard(services));
   const limit = rateLimitGuard(services);
   if (limit !== null) router.beforeBody(limit);
   router.beforeBody(tokenBeforeBody(services));
@@ -87,6 +91,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   preferencesRoutes(router, services);
   adminDomainBlocksRoutes(router, services);
   adminDomainAllowsRoutes(router, services);
+  adminSignUpBlocksRoutes(router, services);
+  mailFlowRoutes(router, services);
   listRoutes(router, services);
   filterV1Routes(router, services);
   filterV2Routes(router, services);

@@ -32,6 +32,7 @@ import { EMOJI_COMMANDS } from './emojis.ts';
 import { adminReportsPage } from '../services/reads/reports.ts';
 import { reopenReport, resolveReport } from '../services/report-moderation.ts';
 import { adminActionPage } from '../services/audit-log.ts';
+import { SIGN_UP_BLOCK_COMMANDS } from './sign-up-blocks.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -133,6 +134,7 @@ export const COMMANDS: Record<string, Command> = {
       })),
     };
   },
+  ...SIGN_UP_BLOCK_COMMANDS,
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

@@ -56,6 +56,10 @@ export type RecordedFact =
   | { type: 'notifications.merged'; accountId: string }
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
+  /** A user asked for the confirmation mail again (POST /api/v1/emails/confirmations), maybe to a new address. */
+  | { type: 'user.confirmation_requested'; userId: string }
+  /** Someone asked for a password-reset mail for this user (/auth/password/new). */
+  | { type: 'user.password_reset_requested'; userId: string }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
   | { type: 'report.updated'; reportId: string }
   /** A moderator (`accountId`; null: the operator at the CLI) resolved or reopened a report (with its report.updated). */
@@ -144,6 +148,8 @@ const TYPES: Record<EventType, true> = {
   'filters.changed': true,
   'notifications.merged': true,
   'user.signed_up': true,
+  'user.confirmation_requested': true,
+  'user.password_reset_requested': true,
   'report.created': true,
   'report.updated': true,
   'report.resolved': true,

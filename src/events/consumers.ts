@@ -15,7 +15,7 @@
 import type { EventOf, EventType, RoostEvent } from './catalogue.ts';
 
 /** Every consumer, in the order a job runs them. */
-export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'trends'] as const;
+export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'trends', 'mail'] as const;
 export type ConsumerName = (typeof CONSUMER_NAMES)[number];
 
 interface Declaration<T extends EventType = EventType> {
@@ -64,6 +64,11 @@ export const CONSUMERS = {
   trends: declare({
     handles: ['status.created'],
     wants: (e) => e.visibility === 'public',
+  }),
+  /** E-mail through SMTP (effects/mail.ts): confirmation, password reset, moderation warnings. */
+  mail: declare({
+    handles: ['user.signed_up', 'user.confirmation_requested', 'user.password_reset_requested', 'account.warned'],
+    wants: (e) => e.type !== 'account.warned' || e.sendEmail,
   }),
 } as const satisfies Record<ConsumerName, unknown>;
 

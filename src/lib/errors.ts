@@ -32,6 +32,10 @@ export class Validation {
     (this.details[field] ??= []).push({ error, description });
     return this;
   }
+  /** Whether `field` has a problem already. */
+  has(field: string): boolean {
+    return Object.hasOwn(this.details, field);
+  }
   get ok(): boolean {
     return Object.keys(this.details).length === 0;
   }

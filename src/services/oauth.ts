@@ -16,6 +16,7 @@ import {
 } from '../db/entities/index.ts';
 import { RoostError } from '../lib/errors.ts';
 import { hashPassword, verifyPassword } from '../lib/password.ts';
+import { ipAccessDenied } from './ip-blocks.ts';
 import { rateLimits, tokenKey } from './rate-limits.ts';
 import { parseScopes, scopesWithin, unknownScopes } from '../lib/scopes.ts';
 import { hashSecret, issueAccessToken, randomToken } from './tokens.ts';
@@ -173,6 +174,9 @@ export async function authenticateUser(services: Services, login: string, passwo
   // A loopback client is not counted (rateLimits.exemptLoopback); without an address, per login only.
   const counted = ip ? limits.counts(ip) : limits.enabled;
   if (ip && counted) await limits.consume('signIn', ip);
+  // An address in a no_access IP block signs in as nobody (the request guard refuses it first:
+  // api/ip-blocks.ts; this holds for every caller).
+  if (ip && (await ipAccessDenied(services, ip))) return null;
   const em = services.db.em();
   let user: User | null = null;
   if (login.includes('@')) user = await em.findOne(UserSchema, { email: { $ilike: login.replace(/[\\%_]/g, '\\$&') } });

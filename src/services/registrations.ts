@@ -1,9 +1,14 @@
 /**
  * Sign-up through the API (POST /api/v1/accounts, Mastodon's AppSignUpService), honouring the
  * registrations mode: open, approval (the user waits for a moderator and must give a reason) or
- * closed. The account, its user (unconfirmed, as in Mastodon; Roost sends no e-mail and does not
- * gate on confirmation) and an access token for the calling application, with the application's
+ * closed. The account, its user (unconfirmed, as in Mastodon: the confirmation mail goes out after
+ * commit, effects/mail.ts) and an access token for the calling application, with the application's
  * scopes, are created in one transaction: a failure anywhere leaves nothing behind.
+ *
+ * The sign-up blocks apply (Mastodon's RegistrationHelper and BlacklistedEmailValidator): an IP
+ * block `sign_up_block` on the client's address refuses it (403), `sign_up_requires_approval`
+ * makes the user wait for a moderator; an e-mail domain block is ERR_BLOCKED and a canonical
+ * e-mail block ERR_TAKEN on `email` (services/email-blocks.ts).
  */
 import { rememberValidToken } from './reads/viewer.ts';
 import type { Services } from '../context.ts';
@@ -14,6 +19,8 @@ import { RoostError, Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
 import { createLocalAccount, validateNewAccount } from './accounts.ts';
 import { hashSecret, randomToken } from './tokens.ts';
+import { emailRefusal } from './email-blocks.ts';
+import { ipBlockSeverities } from './ip-blocks.ts';
 
 /** Mastodon's UserInviteRequest::TEXT_SIZE_LIMIT. */
 export const MAX_REASON = 420;
@@ -34,6 +41,8 @@ export interface RegistrationClient {
   applicationId: string | null;
   /** The requesting token's scopes: used when the token has no application. */
   tokenScopes: readonly string[];
+  /** The client's address (IP blocks); null: not known (no block applies). */
+  ip?: string | null;
 }
 
 /** A Doorkeeper token response: what POST /api/v1/accounts returns. */
@@ -53,12 +62,20 @@ function isKnownLocale(locale: string): boolean {
 export async function registerAccount(services: Services, client: RegistrationClient, input: RegistrationInput): Promise<IssuedToken> {
   const mode = services.config.registrations.mode;
   if (mode === 'closed') throw new RoostError(403, 'This action is not allowed');
+  const ipSeverities = client.ip ? await ipBlockSeverities(services, client.ip) : new Set<string>();
+  if (ipSeverities.has('sign_up_block') || ipSeverities.has('no_access')) throw new RoostError(403, 'This action is not allowed');
   const v = new Validation();
   const reason = input.reason?.trim() ?? '';
   if (!input.agreement) v.add('agreement', 'ERR_ACCEPTED', 'must be accepted');
   if (mode === 'approval' && !reason) v.add('reason', 'ERR_BLANK', "can't be blank");
   if ([...reason].length > MAX_REASON) v.add('reason', 'ERR_TOO_LONG', `is too long (maximum is ${MAX_REASON} characters)`);
   await validateNewAccount(services, { username: input.username ?? '', email: input.email ?? '', password: input.password ?? '' }, v);
+  const email = input.email?.trim() ?? '';
+  if (email && !v.has('email')) {
+    const refusal = await emailRefusal(services, email, client.ip ?? null);
+    if (refusal === 'blocked') v.add('email', 'ERR_BLOCKED', 'uses a disallowed e-mail provider');
+    else if (refusal === 'taken') v.add('email', 'ERR_TAKEN', 'is already taken');
+  }
   v.throwIfInvalid();
 
   const app = client.applicationId ? await services.db.em().findOne(OAuthApplicationSchema, { id: client.applicationId }) : null;
@@ -69,7 +86,7 @@ export async function registerAccount(services: Services, client: RegistrationCl
     username: input.username!,
     email: input.email!,
     password: input.password!,
-    approved: mode === 'open',
+    approved: mode === 'open' && !ipSeverities.has('sign_up_requires_approval'),
     // An unknown locale is dropped (the default applies), as Mastodon 4.3 does, not refused.
     locale: input.locale && isKnownLocale(input.locale) ? input.locale : null,
     reason: reason || null,

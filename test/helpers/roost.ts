@@ -140,8 +140,10 @@ export async function capturedStatements(
       // The token's viewer lookup is left out unless asked for (reads/viewer.ts caches it for 5 s of
       // wall time: a slow `settled` above may let it lapse, and a page's cost is what it counts).
       const viewerLookup = /^\s*select t\.id::text as t_id/.test(text);
+      // The IP-block index's refresh (services/ip-blocks.ts: per process, every few seconds) likewise.
+      const ipIndex = text.startsWith('/* ip-block index */');
       const jobs = opts.jobWrites ? statementSource.getStore() === 'jobs' : /\b(from|into|update) jobs\b/i.test(text);
-      if (!jobs && (opts.viewer || !viewerLookup)) seen.push(text.replace(/\s+/g, ' ').trim().slice(0, width));
+      if (!jobs && !ipIndex && (opts.viewer || !viewerLookup)) seen.push(text.replace(/\s+/g, ' ').trim().slice(0, width));
     },
     fn,
   );

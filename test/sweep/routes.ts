@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -65,6 +65,7 @@ export interface RouteSpec {
   sameHandlerAs?: RouteSpec['method'];
 }
 
+const IP_BLOCK_PARAMS: Record<string, Kind> = { ip: 'string', severity: 'string', comment: 'text', expires_in: 'int' };
 const PAGE: Record<string, Kind> = { max_id: 'id', since_id: 'id', min_id: 'id', limit: 'int' };
 
 const READ_ACCOUNTS = ['read', 'read:accounts'];
@@ -334,6 +335,32 @@ export const ROUTES: RouteSpec[] = [
     (action): RouteSpec => ({ method: 'POST', path: `/api/v1/admin/reports/:id/${action}`, auth: 'admin', scopes: ['admin:write', 'admin:write:reports'], pathParams: { id: 'report' } }),
   ),
   { method: 'GET', path: '/api/v1/admin/action_logs', auth: 'admin', scopes: ['admin:read'], params: { ...PAGE, account_id: 'id', target_type: 'string', target_id: 'string' } },
+
+  // Admin: the sign-up blocks (DELETEs last in each group: they remove the fixture)
+  { method: 'GET', path: '/api/v1/admin/email_domain_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:email_domain_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/email_domain_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:email_domain_blocks'], pathParams: { id: 'email_domain_block' } },
+  { method: 'POST', path: '/api/v1/admin/email_domain_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:email_domain_blocks'], params: { domain: 'domain' } },
+  { method: 'DELETE', path: '/api/v1/admin/email_domain_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:email_domain_blocks'], pathParams: { id: 'email_domain_block' } },
+  { method: 'GET', path: '/api/v1/admin/canonical_email_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:canonical_email_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/canonical_email_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:canonical_email_blocks'], pathParams: { id: 'canonical_email_block' } },
+  { method: 'POST', path: '/api/v1/admin/canonical_email_blocks/test', auth: 'admin', scopes: ['admin:read', 'admin:read:canonical_email_blocks'], params: { email: 'string' } },
+  { method: 'POST', path: '/api/v1/admin/canonical_email_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:canonical_email_blocks'], params: { email: 'string', canonical_email_hash: 'string' } },
+  { method: 'DELETE', path: '/api/v1/admin/canonical_email_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:canonical_email_blocks'], pathParams: { id: 'canonical_email_block' } },
+  { method: 'GET', path: '/api/v1/admin/ip_blocks', auth: 'admin', scopes: ['admin:read', 'admin:read:ip_blocks'], params: PAGE },
+  { method: 'GET', path: '/api/v1/admin/ip_blocks/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:ip_blocks'], pathParams: { id: 'ip_block' } },
+  { method: 'POST', path: '/api/v1/admin/ip_blocks', auth: 'admin', scopes: ['admin:write', 'admin:write:ip_blocks'], params: IP_BLOCK_PARAMS },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/ip_blocks/:id',
+      auth: 'admin',
+      scopes: ['admin:write', 'admin:write:ip_blocks'],
+      pathParams: { id: 'ip_block' },
+      params: IP_BLOCK_PARAMS,
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/ip_blocks/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:ip_blocks'], pathParams: { id: 'ip_block' } },
 
   // Lists (DELETE of the list last: it removes the fixture's list) and markers
   { method: 'GET', path: '/api/v1/lists', auth: 'user', scopes: ['read', 'read:lists'] },

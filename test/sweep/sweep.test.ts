@@ -41,6 +41,10 @@ interface Fixture {
   /** A domain block and a domain allow, for the admin API's path ids. */
   domainBlockId: string;
   domainAllowId: string;
+  /** An e-mail domain block, a canonical e-mail block and an IP block, for the admin API's path ids. */
+  emailDomainBlockId: string;
+  canonicalEmailBlockId: string;
+  ipBlockId: string;
   /** A list of alice's (bob in it). */
   listId: string;
   /** A filter of alice's, its keyword (also a v1 filter) and its status filter. */
@@ -211,6 +215,9 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'scheduled_status') return fx.scheduledStatusId;
     if (kind === 'domain_block') return fx.domainBlockId;
     if (kind === 'domain_allow') return fx.domainAllowId;
+    if (kind === 'email_domain_block') return fx.emailDomainBlockId;
+    if (kind === 'canonical_email_block') return fx.canonicalEmailBlockId;
+    if (kind === 'ip_block') return fx.ipBlockId;
     if (kind === 'conversation') return fx.conversationId;
     if (kind === 'notification') return fx.notificationId;
     if (kind === 'notification_group') return encodeURIComponent(fx.notificationGroupKey);
@@ -568,6 +575,12 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(block.status).toBe(200);
   const allow = await admin.api('/api/v1/admin/domain_allows', { method: 'POST', body: { domain: 'allowed.sweep.example' } });
   expect(allow.status).toBe(200);
+  const emailBlock = await admin.api('/api/v1/admin/email_domain_blocks', { method: 'POST', body: { domain: 'spam.sweep.example' } });
+  expect(emailBlock.status).toBe(200);
+  const canonicalBlock = await admin.api('/api/v1/admin/canonical_email_blocks', { method: 'POST', body: { email: 'spammer@sweep.example' } });
+  expect(canonicalBlock.status).toBe(200);
+  const ipBlock = await admin.api('/api/v1/admin/ip_blocks', { method: 'POST', body: { ip: '192.0.2.0/24', severity: 'sign_up_block' } });
+  expect(ipBlock.status).toBe(200);
   expect((await alice.api(`/api/v1/accounts/${bob.account.id}/follow`, { method: 'POST' })).status).toBe(200);
   const list = await alice.api('/api/v1/lists', { method: 'POST', body: { title: 'sweep' } });
   expect(list.status).toBe(200);
@@ -594,7 +607,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const [{ id: tagId }] = await roost.services.db.sql.query<{ id: string }>(`select id::text from tags where name = 'sweep'`);
   const previewCardId = roost.services.ids.next();
   await roost.services.db.sql.query(`insert into preview_cards (id, url, title, created_at, updated_at) values ($1, 'https://card.sweep.example/', 'Sweep', now(), now())`, [previewCardId]);
-  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id };
+  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
