@@ -44,6 +44,8 @@ import { tagRoutes } from './v1/tags.ts';
 import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
+import { adminAccountsRoutes } from './admin/accounts.ts';
+import { adminRolesRoutes } from './admin/roles.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -91,6 +93,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   featuredTagRoutes(router, services);
   customEmojiRoutes(router, services);
   adminCustomEmojiRoutes(router, services);
+  adminAccountsRoutes(router, services);
+  adminRolesRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

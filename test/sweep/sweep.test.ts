@@ -51,6 +51,8 @@ interface Fixture {
   featuredTagId: string;
   /** A local custom emoji, for the admin API's path ids. */
   customEmojiId: string;
+  /** A role below the admin's, for the roles API's path ids. */
+  roleId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
@@ -216,6 +218,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'filter_keyword') return fx.filterKeywordId;
     if (kind === 'filter_status') return fx.filterStatusId;
     if (kind === 'custom_emoji') return fx.customEmojiId;
+    if (kind === 'role') return fx.roleId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -574,6 +577,8 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   emojiForm.append('shortcode', 'sweepmoji');
   emojiForm.append('image', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 4, background: '#00ff00' } }).png().toBuffer())], { type: 'image/png' }), 'e.png');
   const emoji = await admin.api('/api/v1/admin/custom_emojis', { method: 'POST', body: emojiForm });
+  const role = await admin.api('/api/v1/admin/roles', { method: 'POST', body: { name: 'Sweeper', position: 5, permissions: '16' } });
+  if (role.status !== 200) throw new Error(`sweep fixture: role ${role.status} ${JSON.stringify(role.body)}`);
   expect(emoji.status).toBe(200);
   const notifications = (await alice.api('/api/v1/notifications')).body as { id: string; type: string; group_key: string }[];
   const followRequest = notifications.find((n) => n.type === 'follow_request')!;
@@ -581,7 +586,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(followRequest && mention).toBeTruthy();
   const requests = (await alice.api('/api/v1/notifications/requests')).body as { id: string; account: { id: string } }[];
   expect(requests.map((r) => r.account.id)).toEqual([bob.account.id]);
-  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, roleId: role.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -49,7 +49,7 @@ export function accountRoutes(router: Router, services: Services, federation?: R
     if (viewer.user) throw new RoostError(403, 'This method requires an client credentials authentication');
     const token = await registerAccount(
       services,
-      { applicationId: viewer.token.applicationId ?? null, tokenScopes: viewer.scopes },
+      { applicationId: viewer.token.applicationId ?? null, tokenScopes: viewer.scopes, ip: ctx.remoteAddress },
       {
         username: paramString(ctx.input.username),
         email: paramString(ctx.input.email),
