@@ -155,6 +155,11 @@ describe('admin accounts', () => {
     for (const [type, flag] of [['sensitive', 'sensitized'], ['disable', 'disabled']] as const) {
       expect((await admin.api(`/api/v1/admin/accounts/${target.account.id}/action`, { method: 'POST', body: { type } })).status).toBe(200);
       expect((await admin.api(`/api/v1/admin/accounts/${target.account.id}`)).body[flag]).toBe(true);
+      if (type === 'sensitive') {
+        // A sensitized account's new statuses are sensitive, whatever it asks.
+        const posted = await target.api('/api/v1/statuses', { method: 'POST', body: { status: 'look', sensitive: false } });
+        expect(posted.body.sensitive).toBe(true);
+      }
     }
     // A disabled user's token stops working at once.
     expect((await target.api('/api/v1/accounts/verify_credentials')).status).toBe(401);
