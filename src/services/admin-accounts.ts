@@ -60,6 +60,23 @@ async function lockAccount(tx: EntityManager, accountId: string): Promise<{ acco
   return { account, user };
 }
 
+/**
+ * A moderator acts only on users whose role is below theirs (Mastodon's AccountPolicy: the acting
+ * role must override the target's); a role with the administrator bit, and the operator, on all.
+ */
+async function mayModerate(sql: Sql, by: AdminActor, target: User | null): Promise<void> {
+  if (by === null || !target?.roleId) return;
+  if (by === target.accountId) throw forbidden();
+  const [r] = await sql.query<{ mine: number | null; admin: boolean; theirs: number }>(
+    `select (select r.position from users u join user_roles r on r.id = u.role_id where u.account_id = $1) as mine,
+            coalesce((select r.permissions & 1 <> 0 from users u join user_roles r on r.id = u.role_id where u.account_id = $1), false) as admin,
+            (select position from user_roles where id = $2) as theirs`,
+    [by, target.roleId],
+  );
+  if (!r || r.admin || r.theirs === null) return;
+  if (r.mine === null || r.mine <= r.theirs) throw forbidden();
+}
+
 /** The account actor's step; a step the machine refuses (already in that state) changes nothing. */
 async function step(services: Services, tx: EntityManager, accountId: string, event: AccountEvent, by: AdminActor): Promise<boolean> {
   return (await stepAccount(services, accountId, event, { origin: origin(by), em: tx })).accepted;
@@ -87,6 +104,7 @@ export async function actOnAccount(services: Services, by: AdminActor, accountId
   const result = await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
     const { account, user } = await lockAccount(tx, accountId);
+    await mayModerate(sql, by, user);
     if (type === 'disable' && !user) throw new RoostError(422, 'Validation failed: Type is not included in the list');
     if (reportId !== null) {
       if (!/^\d{1,19}$/.test(reportId)) throw notFound();
@@ -143,6 +161,7 @@ export async function actOnAccount(services: Services, by: AdminActor, accountId
 export async function reverseAction(services: Services, by: AdminActor, accountId: string, reversal: Reversal): Promise<void> {
   await services.db.em().transactional(async (tx) => {
     const { account, user } = await lockAccount(tx, accountId);
+    await mayModerate(sqlFromEm(tx), by, user);
     if (reversal === 'enable' && !user) throw notFound();
     if (reversal === 'unsuspend' && !account.suspendedAt) throw forbidden();
     const event: AccountEvent =
@@ -198,9 +217,10 @@ export async function rejectAccount(services: Services, by: AdminActor, accountI
  */
 export async function deleteAccountData(services: Services, by: AdminActor, accountId: string): Promise<void> {
   await services.db.em().transactional(async (tx) => {
-    const { account } = await lockAccount(tx, accountId);
-    if (!account.suspendedAt) throw forbidden();
+    const { account, user } = await lockAccount(tx, accountId);
     const sql = sqlFromEm(tx);
+    await mayModerate(sql, by, user);
+    if (!account.suspendedAt) throw forbidden();
     const accepted = await step(services, tx, account.id, { type: 'account.delete' }, by);
     if (!accepted) throw forbidden(); // deleted already
     await endFollowsOf(services, account, tx, origin(by));

@@ -64,6 +64,11 @@ describe('who may call the admin API', () => {
       expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 403 });
     }
     expect((await moderator.api('/api/v1/admin/accounts')).status).toBe(200);
+    // Nor act on a user whose role outranks theirs (the admin), nor on themselves.
+    for (const id of [admin.account.id, moderator.account.id]) {
+      expect((await moderator.api(`/api/v1/admin/accounts/${id}/action`, { method: 'POST', body: { type: 'suspend' } })).status).toBe(403);
+    }
+    expect(await count('account_warnings')).toBe(0);
     // The scope is checked as well as the role: an admin's token without admin:read.
     const narrow = await createTestUser(roost, 'narrowadmin', { role: 'Admin', scopes: ['read'] });
     expect((await narrow.api('/api/v2/admin/accounts')).status).toBe(403);

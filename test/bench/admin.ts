@@ -73,9 +73,9 @@ export const ADMIN_BENCH_CASES: AdminBenchCase[] = [
   },
   {
     name: 'GET /api/v2/admin/accounts?by_domain=',
-    path: '/api/v2/admin/accounts?by_domain=d7.bench.example&limit=100',
-    smallPath: '/api/v2/admin/accounts?by_domain=d7.bench.example&limit=10',
-    baseline: { sql: PLAIN_PAGE('a.domain = $1'), params: ['d7.bench.example'] },
+    path: '/api/v2/admin/accounts?by_domain=d8.bench.example&limit=100',
+    smallPath: '/api/v2/admin/accounts?by_domain=d8.bench.example&limit=10',
+    baseline: { sql: PLAIN_PAGE('a.domain = $1'), params: ['d8.bench.example'] },
     goal: 2,
   },
   {
@@ -151,7 +151,8 @@ export async function main(args: string[]): Promise<number> {
       const original = sql.query;
       let seen = 0;
       sql.query = ((text: string, params?: readonly unknown[]) => {
-        if (!/\b(from|into|update) jobs\b/i.test(text)) seen++;
+        // The token's lookup is cached for 5 s of wall time (reads/viewer.ts): left out, as the tests count.
+        if (!/\b(from|into|update) jobs\b/i.test(text) && !/^\s*select t\.id::text as t_id/.test(text)) seen++;
         return original.call(sql, text, params);
       }) as typeof original;
       try {
@@ -167,6 +168,7 @@ export async function main(args: string[]): Promise<number> {
     for (const c of ADMIN_BENCH_CASES) {
       const body = await get(c.path);
       const count = (JSON.parse(body) as unknown[]).length;
+      if (count === 0) throw new Error(`${c.name}: the page is empty (the seed does not match the case)`);
       // Warm both paths alike.
       for (let i = 0; i < 30; i++) {
         await get(c.path);
@@ -189,11 +191,11 @@ export async function main(args: string[]): Promise<number> {
       const r = stats(roostMs);
       const b = baseMs.length ? stats(baseMs) : null;
       const ratio = b ? r.p99 / b.p99 : NaN;
-      rows.push([c.name, String(count), `${stmts} / ${stmtsSmall}`, fmtMs(r.p50), fmtMs(r.p99), b ? fmtMs(b.p50) : '-', b ? fmtMs(b.p99) : '-', b ? fmtRatio(ratio) : '-']);
+      rows.push([c.name, String(count), `${stmts} / ${stmtsSmall}`, fmtMs(r.p50), fmtMs(r.p99), b ? fmtMs(b.p50) : '-', b ? fmtMs(b.p99) : '-', b ? fmtRatio(r.p50 / b.p50) : '-', b ? fmtRatio(ratio) : '-']);
       if (b && c.goal) verdicts.push(`${c.name}: p99 ${fmtRatio(ratio)} of the plain page (goal ≤ ${c.goal}×: ${ratio <= c.goal ? 'met' : 'MISSED'}); statements ${stmts} at 100 rows, ${stmtsSmall} at 10 (${stmts === stmtsSmall ? 'fixed' : 'NOT FIXED'})`);
     }
     console.log(`\n${requests} requests per case, one at a time, ${config.databaseUrl ? 'PostgreSQL server' : 'embedded PostgreSQL'}\n`);
-    console.log(table(['case', 'rows', 'statements (100 / 10 rows)', 'roost p50', 'roost p99', 'plain SQL p50', 'plain SQL p99', 'p99 ratio'], rows));
+    console.log(table(['case', 'rows', 'statements (100 / 10 rows)', 'roost p50', 'roost p99', 'plain SQL p50', 'plain SQL p99', 'p50 ratio', 'p99 ratio'], rows));
     console.log(`\n${verdicts.join('\n')}`);
     return 0;
   } finally {

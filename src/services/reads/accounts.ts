@@ -34,25 +34,39 @@ export interface PageOptions {
   visibleOnly?: boolean;
 }
 
-/** {@link loadAccountPage}'s statement. */
-const ACCOUNT_PAGE_SQL = prepared(
-  `select ${accountColumns('a')}, (a.id = any($1::bigint[]) and (not $2::boolean or u.approved is not false)) as in_page,
+/**
+ * The columns of {@link loadAccountPage}'s statement over `accounts a`, `account_stats s`,
+ * `users u` and the highlighted role `r` (see ACCOUNT_PAGE_JOINS); `$1` the ids, `$2` visibleOnly.
+ * Exported so a read module that needs more of the same rows (the admin view) adds its columns
+ * to the same statement and builds the page with {@link accountPageFromRows}.
+ */
+export const ACCOUNT_PAGE_COLUMNS = `${accountColumns('a')}, (a.id = any($1::bigint[]) and (not $2::boolean or u.approved is not false)) as in_page,
             coalesce(s.followers_count, 0) as followers_count, coalesce(s.following_count, 0) as following_count,
             coalesce(s.statuses_count, 0) as statuses_count, s.last_status_at,
-            r.id::text as role_id, r.name as role_name, r.color as role_color
-       from accounts a
+            r.id::text as role_id, r.name as role_name, r.color as role_color`;
+export const ACCOUNT_PAGE_JOINS = `accounts a
        left join account_stats s on s.account_id = a.id
        left join users u on u.account_id = a.id
-       left join user_roles r on r.id = u.role_id and r.highlighted
-      where a.id = any(array_cat($1::bigint[], array(
-              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`,
-);
+       left join user_roles r on r.id = u.role_id and r.highlighted`;
+/** The page's accounts and the accounts they moved to. */
+export const ACCOUNT_PAGE_WHERE = `a.id = any(array_cat($1::bigint[], array(
+              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`;
+
+/** {@link loadAccountPage}'s statement. */
+const ACCOUNT_PAGE_SQL = prepared(`select ${ACCOUNT_PAGE_COLUMNS} from ${ACCOUNT_PAGE_JOINS} where ${ACCOUNT_PAGE_WHERE}`);
 
 /**
  * The accounts `ids` (and the accounts they moved to, nested one level) with their counters from
  * the stats row and their highlighted role: one statement. Unknown ids are left out.
  */
 export async function loadAccountPage(services: Services, ids: readonly string[], opts: PageOptions = {}): Promise<AccountPage> {
+  const wanted = [...new Set(ids)].filter(isId);
+  if (wanted.length === 0) return accountPageFromRows(services, []);
+  return accountPageFromRows(services, await services.db.sql.query<Record<string, unknown>>(ACCOUNT_PAGE_SQL, [wanted, opts.visibleOnly ?? false]));
+}
+
+/** The page from rows selected with ACCOUNT_PAGE_COLUMNS (plus, for mentions and emojis, one statement each only when needed). */
+export async function accountPageFromRows(services: Services, rows: readonly Record<string, unknown>[]): Promise<AccountPage> {
   const view: Required<AccountView> = {
     baseUrl: services.config.publicUrl,
     localDomain: services.config.domain,
@@ -64,12 +78,7 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
     mediaBaseUrl: mediaStorage(services).baseUrl,
   };
   const accounts = new Map<string, Account>();
-  const wanted = [...new Set(ids)].filter(isId);
-  if (wanted.length === 0) return { accounts, view };
-  const rows = await services.db.sql.query<Record<string, unknown>>(
-    ACCOUNT_PAGE_SQL,
-    [wanted, opts.visibleOnly ?? false],
-  );
+  if (rows.length === 0) return { accounts, view };
   for (const row of rows) {
     const account = accountFromRow(row);
     if (row.in_page) accounts.set(account.id, account);
