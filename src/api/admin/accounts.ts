@@ -16,10 +16,10 @@ import type { Services } from '../../context.ts';
 import { requirePermission } from '../auth.ts';
 import { linkHeader, pageParams } from '../pagination.ts';
 import { RoostError } from '../../lib/errors.ts';
-import { adminAccountPage, type AdminAccountFilter } from '../../services/reads/admin-accounts.ts';
+import type { AdminAccountFilter } from '../../services/reads/admin-accounts.ts';
 import { actOnAccount, approveAccount, deleteAccountData, rejectAccount, reverseAction, REVERSALS } from '../../services/admin-accounts.ts';
 import { assignRole } from '../../services/roles.ts';
-import { adminAccountViews } from '../../views/admin-accounts.ts';
+import { adminAccountListViews, adminAccountViews } from '../../views/admin-accounts.ts';
 
 const READ = ['admin:read', 'admin:read:accounts'];
 const WRITE = ['admin:write', 'admin:write:accounts'];
@@ -91,10 +91,9 @@ export function adminAccountsRoutes(router: Router, services: Services): void {
     await requirePermission(services, ctx, READ, 'manageUsers');
     const f = filter(ctx);
     const p = pageParams(ctx, 100, 200);
-    const ids = await adminAccountPage(services, f, p);
-    const views = await adminAccountViews(services, ids);
+    const { ids, accounts } = await adminAccountListViews(services, f, p);
     const link = linkHeader(ctx.url, ids, p);
-    return json(ids.flatMap((id) => views.get(id) ?? []), { headers: link ? { link } : {} });
+    return json(accounts, { headers: link ? { link } : {} });
   };
   router.get('/api/v1/admin/accounts', list(v1Filter));
   router.get('/api/v2/admin/accounts', list(v2Filter));

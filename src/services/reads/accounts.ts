@@ -36,24 +36,29 @@ export interface PageOptions {
 
 /**
  * The columns of {@link loadAccountPage}'s statement over `accounts a`, `account_stats s`,
- * `users u` and the highlighted role `r` (see ACCOUNT_PAGE_JOINS); `$1` the ids, `$2` visibleOnly.
+ * `users u` and the highlighted role `r` (see ACCOUNT_PAGE_JOINS); `ids` and `visibleOnly` are SQL
+ * expressions (by default the parameters `$1` and `$2`).
  * Exported so a read module that needs more of the same rows (the admin view) adds its columns
  * to the same statement and builds the page with {@link accountPageFromRows}.
  */
-export const ACCOUNT_PAGE_COLUMNS = `${accountColumns('a')}, (a.id = any($1::bigint[]) and (not $2::boolean or u.approved is not false)) as in_page,
+export function accountPageColumns(ids = '$1::bigint[]', visibleOnly = '$2::boolean'): string {
+  return `${accountColumns('a')}, (a.id = any(${ids}) and (not ${visibleOnly} or u.approved is not false)) as in_page,
             coalesce(s.followers_count, 0) as followers_count, coalesce(s.following_count, 0) as following_count,
             coalesce(s.statuses_count, 0) as statuses_count, s.last_status_at,
             r.id::text as role_id, r.name as role_name, r.color as role_color`;
+}
 export const ACCOUNT_PAGE_JOINS = `accounts a
        left join account_stats s on s.account_id = a.id
        left join users u on u.account_id = a.id
        left join user_roles r on r.id = u.role_id and r.highlighted`;
-/** The page's accounts and the accounts they moved to. */
-export const ACCOUNT_PAGE_WHERE = `a.id = any(array_cat($1::bigint[], array(
-              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`;
+/** The page's accounts (`ids`, an SQL array expression) and the accounts they moved to. */
+export function accountPageWhere(ids = '$1::bigint[]'): string {
+  return `a.id = any(array_cat(${ids}, array(
+              select m.moved_to_account_id from accounts m where m.id = any(${ids}) and m.moved_to_account_id is not null)))`;
+}
 
 /** {@link loadAccountPage}'s statement. */
-const ACCOUNT_PAGE_SQL = prepared(`select ${ACCOUNT_PAGE_COLUMNS} from ${ACCOUNT_PAGE_JOINS} where ${ACCOUNT_PAGE_WHERE}`);
+const ACCOUNT_PAGE_SQL = prepared(`select ${accountPageColumns()} from ${ACCOUNT_PAGE_JOINS} where ${accountPageWhere()}`);
 
 /**
  * The accounts `ids` (and the accounts they moved to, nested one level) with their counters from

@@ -10,8 +10,8 @@
 import type { Services } from '../../context.ts';
 import { PERMISSIONS } from '../../db/entities/index.ts';
 import { prepared } from '../../db/prepared.ts';
-import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
-import { ACCOUNT_PAGE_COLUMNS, ACCOUNT_PAGE_JOINS, ACCOUNT_PAGE_WHERE, accountPageFromRows, type AccountPage } from './accounts.ts';
+import { isId, pageSql, type PageParams } from './page.ts';
+import { ACCOUNT_PAGE_JOINS, accountPageColumns, accountPageFromRows, accountPageWhere, type AccountPage } from './accounts.ts';
 
 export interface AdminAccountRole {
   id: string;
@@ -51,8 +51,8 @@ export interface AdminAccountFacts {
  * One statement: the public Account's columns (reads/accounts.ts, the same joins) and the admin
  * facts beside them — the user, its role whole, its addresses aggregated in a lateral subquery.
  */
-const ADMIN_PAGE_SQL = prepared(
-  `select ${ACCOUNT_PAGE_COLUMNS}, a.sensitized_at is not null as sensitized,
+function adminPageSql(ids: string, visibleOnly: string): string {
+  return `select ${accountPageColumns(ids, visibleOnly)}, a.sensitized_at is not null as sensitized,
           u.id::text as u_id, u.email as u_email, u.locale as u_locale, u.sign_up_reason as u_reason,
           u.confirmed_at is not null as u_confirmed, u.approved as u_approved, u.disabled as u_disabled,
           u.created_by_application_id::text as u_app_id, u.invited_by_account_id::text as u_invited_by,
@@ -65,8 +65,10 @@ const ADMIN_PAGE_SQL = prepared(
        select jsonb_agg(jsonb_build_object('ip', host(x.ip), 'used_at', x.used_at) order by x.used_at desc, x.ip) as list
          from user_ips x where x.user_id = u.id
      ) ips on u.id is not null
-    where ${ACCOUNT_PAGE_WHERE}`,
-);
+    where ${accountPageWhere(ids)}`;
+}
+
+const ADMIN_PAGE_SQL = prepared(adminPageSql('$1::bigint[]', '$2::boolean'));
 
 type Row = Record<string, unknown>;
 
@@ -146,10 +148,10 @@ export interface AdminAccountFilter {
 const likePrefix = (s: string): string => `${s.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
- * The ids of one page of accounts matching `f`, newest first (Mastodon orders the admin list by
- * id): one statement. Filters on the user join only when one needs it.
+ * The page of accounts matching `f` as SQL (Mastodon orders the admin list by id, newest first):
+ * the user join only when a filter needs it.
  */
-export async function adminAccountPage(services: Services, f: AdminAccountFilter, p: PageParams): Promise<string[]> {
+function pageQuery(f: AdminAccountFilter, p: PageParams): { sql: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (clause: string, ...values: unknown[]): void => {
@@ -210,11 +212,43 @@ export async function adminAccountPage(services: Services, f: AdminAccountFilter
   const page = pageSql('a.id', p, params.length + 1);
   params.push(...page.params);
   params.push(p.limit);
-  const rows = await services.db.sql.query<{ id: string }>(
-    `select a.id::text from accounts a ${needsUser ? 'join users u on u.account_id = a.id' : ''}
+  return {
+    sql: `select a.id from accounts a ${needsUser ? 'join users u on u.account_id = a.id' : ''}
       where true ${where.length ? `and ${where.join(' and ')}` : ''}${page.where}
       order by ${page.order} limit $${params.length}`,
     params,
+  };
+}
+
+/** The ids of one page of accounts matching `f`, newest first: one statement. */
+export async function adminAccountPage(services: Services, f: AdminAccountFilter, p: PageParams): Promise<string[]> {
+  const q = pageQuery(f, p);
+  const rows = await services.db.sql.query<{ id: string }>(`select id::text from (${q.sql}) page`, q.params);
+  return newestFirstIds(rows.map((r) => r.id));
+}
+
+/** Ids newest first (a min_id page is read oldest first). */
+function newestFirstIds(ids: string[]): string[] {
+  return ids.sort((x, y) => (BigInt(y) > BigInt(x) ? 1 : BigInt(y) < BigInt(x) ? -1 : 0));
+}
+
+/**
+ * The admin list's page whole in ONE statement: the page of ids (as adminAccountPage) and, for
+ * them, what loadAdminAccounts reads. The ids newest first, the facts and the Account page.
+ */
+export async function loadAdminAccountList(
+  services: Services,
+  f: AdminAccountFilter,
+  p: PageParams,
+): Promise<{ ids: string[]; facts: Map<string, AdminAccountFacts>; page: AccountPage }> {
+  const q = pageQuery(f, p);
+  const rows = await services.db.sql.query<Row>(
+    `with page as (${q.sql}), page_ids as (select coalesce(array_agg(id), '{}') as ids from page)
+     ${adminPageSql('(select ids from page_ids)::bigint[]', 'false')}`,
+    q.params,
   );
-  return newestFirst(rows, p).map((r) => r.id);
+  const facts = new Map<string, AdminAccountFacts>();
+  for (const r of rows) if (r.in_page) facts.set(r.id as string, factsFromRow(r));
+  const ids = newestFirstIds([...facts.keys()]);
+  return { ids, facts, page: await accountPageFromRows(services, rows) };
 }
