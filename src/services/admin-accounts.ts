@@ -203,7 +203,7 @@ export async function rejectAccount(services: Services, by: AdminActor, accountI
     await step(services, tx, account.id, { type: 'account.delete' }, by);
     await endFollowsOf(services, account, tx, origin(by));
     const sql = sqlFromEm(tx);
-    await logAdminAction(services, sql, { actorAccountId: by, action: 'reject', targetType: 'User', targetId: account.id, humanIdentifier: acct(account), detail: { email: user.email } });
+    await logAdminAction(services, sql, { actorAccountId: by, action: 'reject', targetType: 'User', targetId: account.id, humanIdentifier: acct(account) });
     await sql.query(`delete from accounts where id = $1`, [account.id]);
   });
   forgetViewer(services);
