@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts, domains, emojis, reports, audit, deliveries. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, roles, domains, ip-blocks, email-domains, emojis, reports, audit, deliveries. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
@@ -60,6 +60,16 @@ async function operatorCommand(name: string, args: CommandArgs, open: { migrate?
   } finally {
     await roost.close();
   }
+}
+
+/** The role attributes the roles commands take. */
+function roleOptions(values: Values): Record<string, unknown> {
+  return {
+    position: values.position,
+    permissions: values.permissions,
+    color: values.color,
+    highlighted: values['no-highlighted'] ? false : values.highlighted,
+  };
 }
 
 function out(text: string): void {
@@ -246,6 +256,107 @@ const COMMANDS: Record<string, CliCommand> = {
           ? `OK: the Move of ${result.username} to ${result.target} is sent again`
           : `OK: ${result.username} moved to ${result.target}; ${result.migrated} local follower(s) moved, ${result.failed} could not; the Move is on its way to the other servers`,
       );
+    },
+  },
+  ...Object.fromEntries(
+    (['suspend', 'unsuspend', 'silence', 'unsilence', 'approve', 'reject'] as const).map((verb) => [
+      `accounts ${verb}`,
+      {
+        usage: `accounts ${verb} USER${verb === 'suspend' || verb === 'silence' ? ' [--text TEXT]' : ''}`,
+        summary: {
+          suspend: "suspend an account (USER: a local username or user@domain): its content is hidden at once, a local\naccount's Delete goes to its followers' servers, it cannot sign in",
+          unsuspend: 'lift a suspension',
+          silence: "silence an account: it is hidden from public timelines, its follow requests wait",
+          unsilence: 'lift a silence',
+          approve: 'approve a sign-up awaiting a moderator',
+          reject: 'reject a sign-up awaiting a moderator: the account is deleted',
+        }[verb],
+        options: verb === 'suspend' || verb === 'silence' ? { text: { type: 'string' } } : {},
+        async run(values: Values, positionals: string[]) {
+          if (positionals.length !== 1) throw new UsageError(`roost accounts ${verb}: give exactly one USER`, `accounts ${verb}`);
+          const result = await operatorCommand(`accounts.${verb}`, { user: positionals[0], text: values.text });
+          out(`OK: ${result.user} ${result.done}`);
+        },
+      } satisfies CliCommand,
+    ]),
+  ),
+  'accounts pending': {
+    usage: 'accounts pending',
+    summary: 'list the sign-ups awaiting a moderator (newest first, at most 200): username, e-mail, reason',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost accounts pending: takes no arguments', 'accounts pending');
+      const { accounts } = (await operatorCommand('accounts.pending', {})) as {
+        accounts: { username: string; email: string; reason: string | null; createdAt: string }[];
+      };
+      if (accounts.length === 0) return out('No sign-ups awaiting approval.');
+      const rows = [['USERNAME', 'EMAIL', 'CREATED', 'REASON'], ...accounts.map((a) => [a.username, a.email, a.createdAt.replace(/\.\d+Z$/, 'Z'), a.reason ?? ''])];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n'));
+    },
+  },
+  'roles list': {
+    usage: 'roles list',
+    summary: 'list the roles, highest first: name, position, highlighted, permissions',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost roles list: takes no arguments', 'roles list');
+      const { roles } = (await operatorCommand('roles.list', {})) as {
+        roles: { name: string; position: number; highlighted: boolean; color: string; permissions: string; permissionNames: string[] }[];
+      };
+      const rows = [
+        ['NAME', 'POSITION', 'HIGHLIGHTED', 'COLOR', 'PERMISSIONS'],
+        ...roles.map((r) => [r.name, String(r.position), r.highlighted ? 'yes' : 'no', r.color || '-', `${r.permissions} (${r.permissionNames.join(', ') || 'none'})`]),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'roles create': {
+    usage: 'roles create NAME [--position N] [--permissions LIST] [--color #RRGGBB] [--highlighted]',
+    summary: "create a role; LIST is Mastodon's bit value or names: manage_users,manage_reports,… (default none)",
+    options: { position: { type: 'string' }, permissions: { type: 'string' }, color: { type: 'string' }, highlighted: { type: 'boolean' } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost roles create: give exactly one NAME', 'roles create');
+      const { role } = (await operatorCommand('roles.create', { name: positionals[0], ...roleOptions(values) })) as { role: { name: string; id: string } };
+      out(`OK: role ${role.name} created (id ${role.id})`);
+    },
+  },
+  'roles update': {
+    usage: 'roles update NAME [--name NEW] [--position N] [--permissions LIST] [--color #RRGGBB] [--highlighted | --no-highlighted]',
+    summary: 'change a role',
+    options: {
+      name: { type: 'string' },
+      position: { type: 'string' },
+      permissions: { type: 'string' },
+      color: { type: 'string' },
+      highlighted: { type: 'boolean' },
+      'no-highlighted': { type: 'boolean' },
+    },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost roles update: give exactly one NAME', 'roles update');
+      const { role } = (await operatorCommand('roles.update', { name: positionals[0], newName: values.name, ...roleOptions(values) })) as { role: { name: string } };
+      out(`OK: role ${role.name} changed`);
+    },
+  },
+  'roles delete': {
+    usage: 'roles delete NAME',
+    summary: 'delete a role; its users are left without one',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost roles delete: give exactly one NAME', 'roles delete');
+      const { role } = (await operatorCommand('roles.delete', { name: positionals[0] })) as { role: { name: string } };
+      out(`OK: role ${role.name} deleted`);
+    },
+  },
+  'roles assign': {
+    usage: 'roles assign USERNAME ROLE | --none',
+    summary: 'give a local account a role, or none',
+    options: { none: { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== (values.none ? 1 : 2)) throw new UsageError('roost roles assign: give a USERNAME and a ROLE, or --none', 'roles assign');
+      const result = await operatorCommand('roles.assign', { username: positionals[0], role: values.none ? undefined : positionals[1] });
+      out(result.role ? `OK: ${result.username} is ${result.role}` : `OK: ${result.username} has no role`);
     },
   },
   'domains block': {

@@ -51,6 +51,8 @@ import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
 import { adminReportRoutes } from './admin/reports.ts';
 import { adminActionLogRoutes } from './admin/action_logs.ts';
+import { adminAccountsRoutes } from './admin/accounts.ts';
+import { adminRolesRoutes } from './admin/roles.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -105,6 +107,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   adminCustomEmojiRoutes(router, services);
   adminReportRoutes(router, services);
   adminActionLogRoutes(router, services);
+  adminAccountsRoutes(router, services);
+  adminRolesRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

@@ -33,6 +33,7 @@ import { adminReportsPage } from '../services/reads/reports.ts';
 import { reopenReport, resolveReport } from '../services/report-moderation.ts';
 import { adminActionPage } from '../services/audit-log.ts';
 import { SIGN_UP_BLOCK_COMMANDS } from './sign-up-blocks.ts';
+import { MODERATION_COMMANDS } from './moderation.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -135,6 +136,7 @@ export const COMMANDS: Record<string, Command> = {
     };
   },
   ...SIGN_UP_BLOCK_COMMANDS,
+  ...MODERATION_COMMANDS,
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

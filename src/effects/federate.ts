@@ -26,6 +26,7 @@ import {
   toAsBlock,
   toAsFollow,
   toAsMove,
+  toAsDeleteActor,
   toAsReject,
   toAsRejectActivity,
   toAsUndoBlock,
@@ -302,6 +303,18 @@ export function federateConsumer(services: Services, federation: RoostFederation
           { preferSharedInbox: true, orderingKey: account.uri },
         );
         log.info({ accountId: account.id, target: target.uri }, 'Move sent');
+        return;
+      }
+      // A moderator suspended a local account (services/admin-accounts.ts): its Delete goes to every
+      // server with a follower, as Mastodon's, so they drop the account and its posts at once.
+      case 'account.suspended': {
+        const account = await em.findOne(AccountSchema, { id: record.actorId, domain: null });
+        if (!account || !account.suspendedAt) return;
+        await send(account.username, 'followers', toAsDeleteActor({ actorUri: account.uri, eventId: record.id }), {
+          preferSharedInbox: true,
+          orderingKey: account.uri,
+        });
+        log.info({ accountId: account.id }, 'Delete(Person) sent for a suspension');
         return;
       }
       // A local account blocked a remote one: Block (the block may have been lifted meanwhile).

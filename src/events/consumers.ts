@@ -34,7 +34,7 @@ export const CONSUMERS = {
       'status.favourited', 'status.unfavourited', 'status.pinned', 'status.unpinned', 'poll.updated', 'poll.voted',
       'follow.requested', 'follow.accepted', 'follow.request_repeated', 'follow.rejected', 'follow.removed',
       'follow.undone', 'follow.cancelled', 'follow.refused',
-      'account.updated', 'account.moved', 'account.move_replayed', 'block.created', 'block.removed', 'report.created',
+      'account.updated', 'account.moved', 'account.move_replayed', 'account.suspended', 'block.created', 'block.removed', 'report.created',
     ],
     // A vote leaves the server only when a local account voted on a remote poll (null: recorded
     // before pollLocal existed; the poll's row decides).

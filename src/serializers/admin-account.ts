@@ -73,3 +73,19 @@ export function serializeAdminAccount(f: AdminAccountFacts, account: MastodonAcc
   if (u?.invitedByAccountId) out.invited_by_account_id = u.invitedByAccountId;
   return out;
 }
+
+/** A role as the roles API (a Roost extension) renders it: the Role entity plus its position and times. */
+export interface AdminRoleJson extends MastodonRole {
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export function serializeAdminRole(r: { id: string; name: string; color: string; permissions: string; highlighted: boolean; position: number; created_at: Date; updated_at: Date }): AdminRoleJson {
+  return {
+    ...serializeRole(r),
+    position: r.position,
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
+  };
+}

@@ -45,7 +45,8 @@ export const ACCOUNT_TABLE: ActorTable<AccountMachine, string, Account> = {
       locked: flags.locked,
       // The moment a flag was set is kept while it stays set.
       silenced_at: flags.silenced ? (row?.silenced_at ?? now) : null,
-      suspended_at: flags.suspended ? (row?.suspended_at ?? now) : null,
+      // A deleted account whose row stays (a local account's data deleted) stays hidden as suspended.
+      suspended_at: flags.suspended || flags.deleted ? (row?.suspended_at ?? now) : null,
       sensitized_at: flags.sensitized ? (row?.sensitized_at ?? now) : null,
       moved_to_account_id: flags.movedToAccountId,
       updated_at: now,

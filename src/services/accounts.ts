@@ -2,6 +2,7 @@
  * Local accounts: creation (CLI, and later sign-up), lookup, and the activity record behind
  * NodeInfo's active-user counts.
  */
+import ipaddr from 'ipaddr.js';
 import { type EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
 import { applyDomainPolicyToNewAccount } from './domain-blocks.ts';
@@ -174,6 +175,19 @@ export async function createLocalAccount(services: Services, input: CreateLocalA
 
 export async function findLocalAccount(em: EntityManager, username: string): Promise<Account | null> {
   return em.findOne(AccountSchema, { username: { $ilike: username.replace(/[\\%_]/g, '\\$&') }, domain: null });
+}
+
+/**
+ * Records an address a user signed up or signed in from (user_ips: Admin::Account's `ip` and
+ * `ips`, the admin list's `ip` filter), with its last use. A value that is not an address is ignored.
+ */
+export async function recordUserIp(sql: Pick<Services['db']['sql'], 'query'>, userId: string, ip: string, at: Date): Promise<void> {
+  if (!ipaddr.isValid(ip)) return;
+  await sql.query(
+    `insert into user_ips (user_id, ip, used_at) values ($1, $2::inet, $3)
+     on conflict (user_id, ip) do update set used_at = greatest(user_ips.used_at, excluded.used_at)`,
+    [userId, ipaddr.process(ip).toString(), at],
+  );
 }
 
 /** Records that a user was active today (sign-in or an authenticated request). */

@@ -8,6 +8,7 @@
  * the media storage (services/media-storage.ts) under `custom_emojis/<id>/`. At most 256 KiB, as
  * Mastodon's CustomEmoji::LOCAL_LIMIT.
  */
+import { logAdminAction } from './audit-log.ts';
 import { uploadBytes, uploadSize, type Upload } from '../lib/upload.ts';
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
@@ -51,7 +52,7 @@ export interface AddEmojiInput {
 }
 
 /** Adds a local emoji; returns its id. A shortcode in use locally is a 422, and nothing is kept. */
-export async function addCustomEmoji(services: Services, input: AddEmojiInput): Promise<string> {
+export async function addCustomEmoji(services: Services, input: AddEmojiInput, by: string | null = null): Promise<string> {
   const shortcode = input.shortcode.trim();
   if (!SHORTCODE.test(shortcode)) throw invalid('shortcode', 'must be at least 2 characters and can only contain alphanumeric characters and underscores');
   if (uploadSize(input.data) > EMOJI_MAX_BYTES) throw invalid('image', 'must be less than 256 KB');
@@ -88,6 +89,7 @@ export async function addCustomEmoji(services: Services, input: AddEmojiInput): 
          values ($1, $2, null, $3, $4, $5, $6, $7, $7)`,
         [id, shortcode, imageKey, staticKey, category, input.visibleInPicker ?? true, now],
       );
+      await logAdminAction(services, sql, { actorAccountId: by, action: 'create', targetType: 'CustomEmoji', targetId: id, humanIdentifier: shortcode });
     });
   } catch (e) {
     await Promise.all([storage.delete(imageKey), storage.delete(staticKey)]);
@@ -117,6 +119,7 @@ export async function updateCustomEmoji(
   services: Services,
   shortcode: EmojiRef,
   change: { disabled?: boolean; visibleInPicker?: boolean; category?: string | null; categoryId?: string },
+  by: string | null = null,
 ): Promise<void> {
   const id = await localEmojiId(services, shortcode);
   await services.db.sql.transaction(async (sql) => {
@@ -133,17 +136,23 @@ export async function updateCustomEmoji(
     if (change.disabled !== undefined) sets.push(`disabled = $${params.push(change.disabled)}`);
     if (change.visibleInPicker !== undefined) sets.push(`visible_in_picker = $${params.push(change.visibleInPicker)}`);
     if (change.category !== undefined) sets.push(`category_id = $${params.push(await categoryId(services, sql, change.category))}`);
-    await sql.query(`update custom_emojis set ${sets.join(', ')} where id = $1`, params);
+    const [row] = await sql.query<{ shortcode: string }>(`update custom_emojis set ${sets.join(', ')} where id = $1 returning shortcode`, params);
+    const action = change.disabled === true ? 'disable' : change.disabled === false ? 'enable' : 'update';
+    await logAdminAction(services, sql, { actorAccountId: by, action, targetType: 'CustomEmoji', targetId: id, humanIdentifier: row?.shortcode ?? null });
   });
 }
 
 /** Removes a local emoji and its files. */
-export async function removeCustomEmoji(services: Services, shortcode: EmojiRef): Promise<void> {
+export async function removeCustomEmoji(services: Services, shortcode: EmojiRef, by: string | null = null): Promise<void> {
   const id = await localEmojiId(services, shortcode);
-  const [row] = await services.db.sql.query<{ image_key: string | null; static_key: string | null }>(
-    `delete from custom_emojis where id = $1 returning image_key, static_key`,
-    [id],
-  );
+  const row = await services.db.sql.transaction(async (sql) => {
+    const [deleted] = await sql.query<{ image_key: string | null; static_key: string | null; shortcode: string }>(
+      `delete from custom_emojis where id = $1 returning image_key, static_key, shortcode`,
+      [id],
+    );
+    if (deleted) await logAdminAction(services, sql, { actorAccountId: by, action: 'destroy', targetType: 'CustomEmoji', targetId: id, humanIdentifier: deleted.shortcode });
+    return deleted;
+  });
   const storage = mediaStorage(services);
   for (const key of [row?.image_key, row?.static_key]) if (key) await storage.delete(key);
 }

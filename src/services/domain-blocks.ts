@@ -2,7 +2,8 @@
  * The instance's domain policy, written: domain blocks (severity silence / suspend / noop, reject
  * media, reject reports, comments, obfuscation) and domain allows (allowlist federation mode).
  * The admin API (src/api/admin/domain_blocks.ts, domain_allows.ts) and `roost domains …`
- * (src/control/commands.ts) call these same functions.
+ * (src/control/commands.ts) call these same functions; `by` is the moderator's account for the
+ * audit log (null: the operator at the CLI).
  *
  * One use case, one transaction: the row, what it does to the accounts already stored, and the
  * outbox facts (`domain_block.created` / `.updated` / `.removed`, `domain_allow.created` /
@@ -30,6 +31,7 @@ import { sqlFromEm, type Sql } from '../db/sql.ts';
 import { RoostError, notFound } from '../lib/errors.ts';
 import { DOMAIN_SEVERITIES, normalizeDomain, ruleCovers, ruleFor, splitDomain, stricterThan, type DomainSeverity } from '../lib/domains.ts';
 import { recordEvent, type Origin } from './actor-store.ts';
+import { logAdminAction } from './audit-log.ts';
 import { stepAccount } from './account-actor.ts';
 import { endFollowsOf } from './follows.ts';
 import { recordSeverance, SeveranceTally } from './severance.ts';
@@ -92,7 +94,7 @@ export class ExistingDomainBlockError extends RoostError {
  * ExistingDomainBlockError when a block on the same domain exists, or a block on a parent domain
  * that this one is not stricter than.
  */
-export async function createDomainBlock(services: Services, input: DomainBlockInput, origin: Origin): Promise<DomainBlockRow> {
+export async function createDomainBlock(services: Services, input: DomainBlockInput, origin: Origin, by: string | null = null): Promise<DomainBlockRow> {
   const domain = validDomain(input.domain, severityProblem(input.severity));
   const severity = (input.severity ?? 'silence') as DomainSeverity;
   const rule = { domain, severity, rejectMedia: input.rejectMedia ?? false, rejectReports: input.rejectReports ?? false };
@@ -113,6 +115,7 @@ export async function createDomainBlock(services: Services, input: DomainBlockIn
     );
     await applyPolicyToAccounts(services, tx, domain, origin);
     await recordEvent(services, sql, { actorKind: 'domain_block', actorId: id, origin, event: { type: 'domain_block.created', domain, severity } });
+    await logAdminAction(services, sql, { actorAccountId: by, action: 'create', targetType: 'DomainBlock', targetId: id, humanIdentifier: domain, detail: { severity } });
     return dated(created!);
   });
   services.domainPolicy.invalidate();
@@ -120,7 +123,7 @@ export async function createDomainBlock(services: Services, input: DomainBlockIn
 }
 
 /** Changes a block's severity, flags or comments (its domain stays); the accounts follow suit. */
-export async function updateDomainBlock(services: Services, id: string, input: Omit<DomainBlockInput, 'domain'>, origin: Origin): Promise<DomainBlockRow> {
+export async function updateDomainBlock(services: Services, id: string, input: Omit<DomainBlockInput, 'domain'>, origin: Origin, by: string | null = null): Promise<DomainBlockRow> {
   const problems = severityProblem(input.severity);
   const row = await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
@@ -155,6 +158,7 @@ export async function updateDomainBlock(services: Services, id: string, input: O
       origin,
       event: { type: 'domain_block.updated', domain: current.domain, severity: updated!.severity },
     });
+    await logAdminAction(services, sql, { actorAccountId: by, action: 'update', targetType: 'DomainBlock', targetId: id, humanIdentifier: current.domain, detail: { severity: updated!.severity } });
     return dated(updated!);
   });
   services.domainPolicy.invalidate();
@@ -162,7 +166,7 @@ export async function updateDomainBlock(services: Services, id: string, input: O
 }
 
 /** Lifts a block (Mastodon's UnblockDomainService): what it imposed on accounts is lifted too. */
-export async function removeDomainBlock(services: Services, id: string, origin: Origin): Promise<DomainBlockRow> {
+export async function removeDomainBlock(services: Services, id: string, origin: Origin, by: string | null = null): Promise<DomainBlockRow> {
   const row = await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
     await sql.query(`lock table instance_domain_blocks in share row exclusive mode`);
@@ -171,6 +175,7 @@ export async function removeDomainBlock(services: Services, id: string, origin: 
     await sql.query(`delete from instance_domain_blocks where id = $1`, [id]);
     await applyPolicyToAccounts(services, tx, current.domain, origin);
     await recordEvent(services, sql, { actorKind: 'domain_block', actorId: id, origin, event: { type: 'domain_block.removed', domain: current.domain } });
+    await logAdminAction(services, sql, { actorAccountId: by, action: 'destroy', targetType: 'DomainBlock', targetId: id, humanIdentifier: current.domain });
     return current;
   });
   services.domainPolicy.invalidate();
@@ -185,7 +190,7 @@ export async function domainBlockIdFor(services: Services, rawDomain: string): P
 }
 
 /** Allows a domain (allowlist mode); an already allowed domain answers its existing allow. */
-export async function createDomainAllow(services: Services, rawDomain: string | undefined, origin: Origin): Promise<DomainAllowRow> {
+export async function createDomainAllow(services: Services, rawDomain: string | undefined, origin: Origin, by: string | null = null): Promise<DomainAllowRow> {
   const domain = validDomain(rawDomain);
   const row = await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
@@ -198,6 +203,7 @@ export async function createDomainAllow(services: Services, rawDomain: string | 
     );
     if (inserted) {
       await recordEvent(services, sql, { actorKind: 'domain_allow', actorId: id, origin, event: { type: 'domain_allow.created', domain } });
+      await logAdminAction(services, sql, { actorAccountId: by, action: 'create', targetType: 'DomainAllow', targetId: id, humanIdentifier: domain });
       return dated(inserted);
     }
     const [existing] = await sql.query<DomainAllowRow>(`select id::text as id, domain, created_at from instance_domain_allows where domain = $1`, [domain]);
@@ -208,13 +214,14 @@ export async function createDomainAllow(services: Services, rawDomain: string | 
 }
 
 /** Removes an allow; answers the removed allow (as Mastodon renders it). */
-export async function removeDomainAllow(services: Services, id: string, origin: Origin): Promise<DomainAllowRow> {
+export async function removeDomainAllow(services: Services, id: string, origin: Origin, by: string | null = null): Promise<DomainAllowRow> {
   const row = await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
     const current = await domainAllowById(sql, id);
     if (!current) throw notFound();
     await sql.query(`delete from instance_domain_allows where id = $1`, [id]);
     await recordEvent(services, sql, { actorKind: 'domain_allow', actorId: id, origin, event: { type: 'domain_allow.removed', domain: current.domain } });
+    await logAdminAction(services, sql, { actorAccountId: by, action: 'destroy', targetType: 'DomainAllow', targetId: id, humanIdentifier: current.domain });
     return current;
   });
   services.domainPolicy.invalidate();

@@ -21,6 +21,7 @@ import { rateLimits, tokenKey } from './rate-limits.ts';
 import { parseScopes, scopesWithin, unknownScopes } from '../lib/scopes.ts';
 import { hashSecret, issueAccessToken, randomToken } from './tokens.ts';
 import { forgetViewer } from './reads/viewer.ts';
+import { recordUserIp } from './accounts.ts';
 
 export const OOB_REDIRECT_URI = 'urn:ietf:wg:oauth:2.0:oob';
 export const AUTHORIZATION_CODE_TTL_MS = 10 * 60_000;
@@ -192,6 +193,7 @@ export async function authenticateUser(services: Services, login: string, passwo
     return null;
   }
   if (!(await verifyPassword(password, user.encryptedPassword))) return null;
+  if (ip) await recordUserIp(services.db.sql, user.id, ip, services.clock.now());
   return user;
 }
 

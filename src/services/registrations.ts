@@ -17,7 +17,8 @@ import { sqlFromEm } from '../db/sql.ts';
 import { recordEvent } from './actor-store.ts';
 import { RoostError, Validation } from '../lib/errors.ts';
 import { isSupportedLanguage } from '../lib/languages.ts';
-import { createLocalAccount, validateNewAccount } from './accounts.ts';
+import ipaddr from 'ipaddr.js';
+import { createLocalAccount, recordUserIp, validateNewAccount } from './accounts.ts';
 import { hashSecret, randomToken } from './tokens.ts';
 import { emailRefusal } from './email-blocks.ts';
 import { ipBlockSeverities } from './ip-blocks.ts';
@@ -41,7 +42,7 @@ export interface RegistrationClient {
   applicationId: string | null;
   /** The requesting token's scopes: used when the token has no application. */
   tokenScopes: readonly string[];
-  /** The client's address (IP blocks); null: not known (no block applies). */
+  /** The client's address (IP blocks; users.sign_up_ip, user_ips); null or absent: not known (no block applies). */
   ip?: string | null;
 }
 
@@ -101,6 +102,10 @@ export async function registerAccount(services: Services, client: RegistrationCl
       });
       await tx.flush();
       if (app) await sqlFromEm(tx).query(`update users set created_by_application_id = $1 where id = $2`, [app.id, user.id]);
+      if (client.ip && ipaddr.isValid(client.ip)) {
+        await sqlFromEm(tx).query(`update users set sign_up_ip = $1::inet where id = $2`, [ipaddr.process(client.ip).toString(), user.id]);
+        await recordUserIp(sqlFromEm(tx), user.id, client.ip, now);
+      }
       // Staff who may manage users hear of it (effects/notifications.ts: admin.sign_up).
       await recordEvent(services, sqlFromEm(tx), {
         actorKind: 'user',

@@ -74,7 +74,10 @@ export async function insertStatus(services: Services, sql: Sql, s: NewStatus, n
   const inserted = await sql.query(
     `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
                            in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at, edited_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     values ($1, $2, $3, $4, $5, $6, $7, $8,
+             -- A moderator forced the author's media sensitive (accounts.sensitized_at): every new status is.
+             $9::boolean or exists (select 1 from accounts where id = $2 and sensitized_at is not null),
+             $10, $11, $12, $13, $14, $15, $16, $17)
      on conflict (uri) do nothing returning id`,
     [
       s.id, s.accountId, s.uri, s.url, s.text, s.content, s.spoilerText, s.visibility, s.sensitive, s.language, s.local,

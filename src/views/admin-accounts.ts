@@ -1,12 +1,13 @@
 /**
- * Admin::Account rendered, the one place: the admin facts of the accounts (reads/admin-accounts.ts,
- * one statement) and their public Account (reads/accounts.ts loadAccountPage: one statement, plus
- * one for mentions and one for emojis only when a profile has any), whatever the number of ids.
+ * Admin::Account rendered, the one place: the admin facts of the accounts and the rows of their
+ * public Account in one statement (reads/admin-accounts.ts loadAdminAccounts; plus one for
+ * mentions and one for emojis only when a profile has any), whatever the number of ids.
  * Used by the admin accounts routes and by the admin reports (their `account` / `target_account`).
  */
 import type { Services } from '../context.ts';
-import { adminAccountFacts } from '../services/reads/admin-accounts.ts';
-import { loadAccountPage } from '../services/reads/accounts.ts';
+import { loadAdminAccountList, loadAdminAccounts, type AdminAccountFacts, type AdminAccountFilter } from '../services/reads/admin-accounts.ts';
+import type { PageParams } from '../services/reads/page.ts';
+import type { AccountPage } from '../services/reads/accounts.ts';
 import { serializeAccount } from '../serializers/account.ts';
 import { serializeAdminAccount, type AdminAccountJson } from '../serializers/admin-account.ts';
 
@@ -19,14 +20,25 @@ export interface AdminViewer {
 
 /** Admin::Account for each known id in `accountIds` (unknown ids left out), keyed by id. */
 export async function adminAccountViews(services: Services, accountIds: string[], _viewer?: AdminViewer): Promise<Map<string, AdminAccountJson>> {
+  if (accountIds.length === 0) return new Map();
+  const { facts, page } = await loadAdminAccounts(services, accountIds);
+  return render(accountIds, facts, page);
+}
+
+function render(ids: readonly string[], facts: Map<string, AdminAccountFacts>, page: AccountPage): Map<string, AdminAccountJson> {
   const out = new Map<string, AdminAccountJson>();
-  if (accountIds.length === 0) return out;
-  const [facts, page] = await Promise.all([adminAccountFacts(services, accountIds), loadAccountPage(services, accountIds)]);
-  for (const id of accountIds) {
+  for (const id of ids) {
     const f = facts.get(id);
     const a = page.accounts.get(id);
     if (!f || !a || out.has(id)) continue;
     out.set(id, serializeAdminAccount(f, serializeAccount(a, page.view)));
   }
   return out;
+}
+
+/** A page of the admin list (Mastodon's AccountFilter), rendered: the page and its accounts in one statement. Newest first. */
+export async function adminAccountListViews(services: Services, filter: AdminAccountFilter, p: PageParams): Promise<{ ids: string[]; accounts: AdminAccountJson[] }> {
+  const { ids, facts, page } = await loadAdminAccountList(services, filter, p);
+  const views = render(ids, facts, page);
+  return { ids, accounts: ids.flatMap((id) => views.get(id) ?? []) };
 }

@@ -59,12 +59,12 @@ describe('adminAccountViews', () => {
     expect(r.account.acct).toBe('zed@far.example');
   });
 
-  it('costs the same statements for one account and for twenty', async () => {
+  it('costs one statement for one account and for twenty', async () => {
     const many: string[] = [];
     for (let i = 0; i < 20; i++) many.push((await createTestUser(roost, `viewmany${i}`)).account.id);
     const one = await capturedStatements(roost, () => adminAccountViews(roost.services, [many[0]!]));
     const twenty = await capturedStatements(roost, () => adminAccountViews(roost.services, many));
-    expect(one.length).toBe(2);
+    expect(one.length).toBe(1);
     expect(twenty.length).toBe(one.length);
   });
 });

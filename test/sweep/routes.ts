@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -67,6 +67,7 @@ export interface RouteSpec {
 
 const IP_BLOCK_PARAMS: Record<string, Kind> = { ip: 'string', severity: 'string', comment: 'text', expires_in: 'int' };
 const PAGE: Record<string, Kind> = { max_id: 'id', since_id: 'id', min_id: 'id', limit: 'int' };
+const ROLE_PARAMS: Record<string, Kind> = { name: 'string', color: 'string', position: 'int', permissions: 'string', highlighted: 'bool' };
 
 const READ_ACCOUNTS = ['read', 'read:accounts'];
 const WRITE_ACCOUNTS = ['write', 'write:accounts'];
@@ -507,6 +508,51 @@ export const ROUTES: RouteSpec[] = [
     }),
   ),
   { method: 'DELETE', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'custom_emoji' } },
+
+  // Admin: accounts (Mastodon's v1 and v2) and roles (a Roost extension)
+  {
+    method: 'GET',
+    path: '/api/v1/admin/accounts',
+    auth: 'admin',
+    scopes: ['admin:read', 'admin:read:accounts'],
+    params: { ...PAGE, local: 'bool', remote: 'bool', active: 'bool', pending: 'bool', disabled: 'bool', silenced: 'bool', suspended: 'bool', sensitized: 'bool', staff: 'bool', username: 'string', display_name: 'string', by_domain: 'domain', email: 'string', ip: 'string' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v2/admin/accounts',
+    auth: 'admin',
+    scopes: ['admin:read', 'admin:read:accounts'],
+    params: { ...PAGE, origin: 'string', status: 'string', permissions: 'string', role_ids: 'ids', invited_by: 'id', username: 'string', display_name: 'string', by_domain: 'domain', email: 'string', ip: 'string' },
+  },
+  { method: 'GET', path: '/api/v1/admin/accounts/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:accounts'], pathParams: { id: 'account' } },
+  { method: 'DELETE', path: '/api/v1/admin/accounts/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:accounts'], pathParams: { id: 'account' } },
+  ...(['approve', 'reject', 'enable', 'unsilence', 'unsuspend', 'unsensitive'] as const).map(
+    (verb): RouteSpec => ({ method: 'POST', path: `/api/v1/admin/accounts/:id/${verb}`, auth: 'admin', scopes: ['admin:write', 'admin:write:accounts'], pathParams: { id: 'account' } }),
+  ),
+  {
+    method: 'POST',
+    path: '/api/v1/admin/accounts/:id/action',
+    auth: 'admin',
+    scopes: ['admin:write', 'admin:write:accounts'],
+    pathParams: { id: 'account' },
+    params: { type: 'string', report_id: 'id', warning_preset_id: 'id', text: 'text', send_email_notification: 'bool' },
+  },
+  { method: 'POST', path: '/api/v1/admin/accounts/:id/role', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'account' }, params: { role_id: 'id' } },
+  { method: 'GET', path: '/api/v1/admin/roles', auth: 'admin', scopes: ['admin:read'] },
+  { method: 'GET', path: '/api/v1/admin/roles/:id', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'role' } },
+  { method: 'POST', path: '/api/v1/admin/roles', auth: 'admin', scopes: ['admin:write'], params: ROLE_PARAMS },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/roles/:id',
+      auth: 'admin',
+      scopes: ['admin:write'],
+      pathParams: { id: 'role' },
+      params: ROLE_PARAMS,
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/roles/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'role' } },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

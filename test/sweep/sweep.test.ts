@@ -60,6 +60,8 @@ interface Fixture {
   previewCardId: string;
   /** alice's report about bob, for the admin API's path ids. */
   reportId: string;
+  /** A role below the admin's, for the roles API's path ids. */
+  roleId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
@@ -231,6 +233,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'tag') return fx.tagId;
     if (kind === 'preview_card') return fx.previewCardId;
     if (kind === 'report') return fx.reportId;
+    if (kind === 'role') return fx.roleId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -595,6 +598,8 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   emojiForm.append('shortcode', 'sweepmoji');
   emojiForm.append('image', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 4, background: '#00ff00' } }).png().toBuffer())], { type: 'image/png' }), 'e.png');
   const emoji = await admin.api('/api/v1/admin/custom_emojis', { method: 'POST', body: emojiForm });
+  const role = await admin.api('/api/v1/admin/roles', { method: 'POST', body: { name: 'Sweeper', position: 5, permissions: '16' } });
+  if (role.status !== 200) throw new Error(`sweep fixture: role ${role.status} ${JSON.stringify(role.body)}`);
   expect(emoji.status).toBe(200);
   const report = await alice.api('/api/v1/reports', { method: 'POST', body: { account_id: bob.account.id, status_ids: [posted.body.id], comment: 'sweep' } });
   expect(report.status).toBe(200);
@@ -607,7 +612,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const [{ id: tagId }] = await roost.services.db.sql.query<{ id: string }>(`select id::text from tags where name = 'sweep'`);
   const previewCardId = roost.services.ids.next();
   await roost.services.db.sql.query(`insert into preview_cards (id, url, title, created_at, updated_at) values ($1, 'https://card.sweep.example/', 'Sweep', now(), now())`, [previewCardId]);
-  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id };
+  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id, roleId: role.body.id };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -47,7 +47,7 @@ export function adminCustomEmojiRoutes(router: Router, services: Services): void
   });
 
   router.post('/api/v1/admin/custom_emojis', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageCustomEmojis');
+    const me = await requirePermission(services, ctx, WRITE, 'manageCustomEmojis');
     const f = ctx.files.image;
     const file = Array.isArray(f) ? f[0] : f;
     if (!file) throw new RoostError(422, "Validation failed: Image can't be blank", { details: { image: [{ error: 'ERR_BLANK', description: "can't be blank" }] } });
@@ -56,12 +56,12 @@ export function adminCustomEmojiRoutes(router: Router, services: Services): void
       data: file,
       category: categoryParam(ctx) ?? null,
       visibleInPicker: paramBool(ctx.input.visible_in_picker) ?? true,
-    });
+    }, me.account.id);
     return render(services, id);
   });
 
   router.update('/api/v1/admin/custom_emojis/:id', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageCustomEmojis');
+    const me = await requirePermission(services, ctx, WRITE, 'manageCustomEmojis');
     const id = requireId(ctx.params.id);
     const categoryId = ctx.input.category_id === undefined ? undefined : (paramString(ctx.input.category_id) ?? '');
     await updateCustomEmoji(services, { id }, {
@@ -69,13 +69,13 @@ export function adminCustomEmojiRoutes(router: Router, services: Services): void
       categoryId,
       visibleInPicker: paramBool(ctx.input.visible_in_picker),
       disabled: paramBool(ctx.input.disabled),
-    });
+    }, me.account.id);
     return render(services, id);
   });
 
   router.delete('/api/v1/admin/custom_emojis/:id', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageCustomEmojis');
-    await removeCustomEmoji(services, { id: requireId(ctx.params.id) });
+    const me = await requirePermission(services, ctx, WRITE, 'manageCustomEmojis');
+    await removeCustomEmoji(services, { id: requireId(ctx.params.id) }, me.account.id);
     return json({});
   });
 }

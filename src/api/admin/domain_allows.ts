@@ -33,14 +33,14 @@ export function adminDomainAllowsRoutes(router: Router, services: Services): voi
   });
 
   router.post('/api/v1/admin/domain_allows', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageFederation');
-    const row = await createDomainAllow(services, paramString(ctx.input.domain), 'client');
+    const me = await requirePermission(services, ctx, WRITE, 'manageFederation');
+    const row = await createDomainAllow(services, paramString(ctx.input.domain), 'client', me.account.id);
     return json(serializeAdminDomainAllow(row));
   });
 
   router.delete('/api/v1/admin/domain_allows/:id', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageFederation');
-    const row = await removeDomainAllow(services, requireId(ctx.params.id), 'client');
+    const me = await requirePermission(services, ctx, WRITE, 'manageFederation');
+    const row = await removeDomainAllow(services, requireId(ctx.params.id), 'client', me.account.id);
     return json(serializeAdminDomainAllow(row));
   });
 }

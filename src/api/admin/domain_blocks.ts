@@ -54,9 +54,9 @@ export function adminDomainBlocksRoutes(router: Router, services: Services): voi
   });
 
   router.post('/api/v1/admin/domain_blocks', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageFederation');
+    const me = await requirePermission(services, ctx, WRITE, 'manageFederation');
     try {
-      const row = await createDomainBlock(services, { domain: paramString(ctx.input.domain), ...blockInput(ctx) }, 'client');
+      const row = await createDomainBlock(services, { domain: paramString(ctx.input.domain), ...blockInput(ctx) }, 'client', me.account.id);
       return json(serializeAdminDomainBlock(row));
     } catch (e) {
       if (e instanceof ExistingDomainBlockError) return json(serializeExistingDomainBlockError(e.existing), { status: 422 });
@@ -65,14 +65,14 @@ export function adminDomainBlocksRoutes(router: Router, services: Services): voi
   });
 
   router.update('/api/v1/admin/domain_blocks/:id', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageFederation');
-    const row = await updateDomainBlock(services, requireId(ctx.params.id), blockInput(ctx), 'client');
+    const me = await requirePermission(services, ctx, WRITE, 'manageFederation');
+    const row = await updateDomainBlock(services, requireId(ctx.params.id), blockInput(ctx), 'client', me.account.id);
     return json(serializeAdminDomainBlock(row));
   });
 
   router.delete('/api/v1/admin/domain_blocks/:id', async (ctx) => {
-    await requirePermission(services, ctx, WRITE, 'manageFederation');
-    await removeDomainBlock(services, requireId(ctx.params.id), 'client');
+    const me = await requirePermission(services, ctx, WRITE, 'manageFederation');
+    await removeDomainBlock(services, requireId(ctx.params.id), 'client', me.account.id);
     return json({});
   });
 }

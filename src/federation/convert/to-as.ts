@@ -199,6 +199,15 @@ export function toAsUpdateActor(actorUri: string, at: Date, actor: Person | Serv
   return new Update({ id: new URL(`${actorUri}#updates/${at.getTime()}`), actor: new URL(actorUri), to: PUBLIC_COLLECTION, object: actor });
 }
 
+/**
+ * Delete of the actor itself (Mastodon's DeleteActorSerializer): a local account was suspended, so
+ * its followers' servers drop it and its posts. `eventId` (the suspension's outbox event) makes
+ * each suspension's Delete its own activity, the same on a retry.
+ */
+export function toAsDeleteActor(d: { actorUri: string; eventId: string }): Delete {
+  return new Delete({ id: new URL(`${d.actorUri}#delete/${d.eventId}`), actor: new URL(d.actorUri), to: PUBLIC_COLLECTION, object: new URL(d.actorUri) });
+}
+
 /** Move: the account went to `targetUri`; `moveId` is fresh for each (re)sent Move. */
 export function toAsMove(m: { actorUri: string; targetUri: string; moveId: string }): Move {
   return new Move({

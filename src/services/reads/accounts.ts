@@ -34,25 +34,44 @@ export interface PageOptions {
   visibleOnly?: boolean;
 }
 
-/** {@link loadAccountPage}'s statement. */
-const ACCOUNT_PAGE_SQL = prepared(
-  `select ${accountColumns('a')}, (a.id = any($1::bigint[]) and (not $2::boolean or u.approved is not false)) as in_page,
+/**
+ * The columns of {@link loadAccountPage}'s statement over `accounts a`, `account_stats s`,
+ * `users u` and the highlighted role `r` (see ACCOUNT_PAGE_JOINS); `ids` and `visibleOnly` are SQL
+ * expressions (by default the parameters `$1` and `$2`).
+ * Exported so a read module that needs more of the same rows (the admin view) adds its columns
+ * to the same statement and builds the page with {@link accountPageFromRows}.
+ */
+export function accountPageColumns(ids = '$1::bigint[]', visibleOnly = '$2::boolean'): string {
+  return `${accountColumns('a')}, (a.id = any(${ids}) and (not ${visibleOnly} or u.approved is not false)) as in_page,
             coalesce(s.followers_count, 0) as followers_count, coalesce(s.following_count, 0) as following_count,
             coalesce(s.statuses_count, 0) as statuses_count, s.last_status_at,
-            r.id::text as role_id, r.name as role_name, r.color as role_color
-       from accounts a
+            r.id::text as role_id, r.name as role_name, r.color as role_color`;
+}
+export const ACCOUNT_PAGE_JOINS = `accounts a
        left join account_stats s on s.account_id = a.id
        left join users u on u.account_id = a.id
-       left join user_roles r on r.id = u.role_id and r.highlighted
-      where a.id = any(array_cat($1::bigint[], array(
-              select m.moved_to_account_id from accounts m where m.id = any($1::bigint[]) and m.moved_to_account_id is not null)))`,
-);
+       left join user_roles r on r.id = u.role_id and r.highlighted`;
+/** The page's accounts (`ids`, an SQL array expression) and the accounts they moved to. */
+export function accountPageWhere(ids = '$1::bigint[]'): string {
+  return `a.id = any(array_cat(${ids}, array(
+              select m.moved_to_account_id from accounts m where m.id = any(${ids}) and m.moved_to_account_id is not null)))`;
+}
+
+/** {@link loadAccountPage}'s statement. */
+const ACCOUNT_PAGE_SQL = prepared(`select ${accountPageColumns()} from ${ACCOUNT_PAGE_JOINS} where ${accountPageWhere()}`);
 
 /**
  * The accounts `ids` (and the accounts they moved to, nested one level) with their counters from
  * the stats row and their highlighted role: one statement. Unknown ids are left out.
  */
 export async function loadAccountPage(services: Services, ids: readonly string[], opts: PageOptions = {}): Promise<AccountPage> {
+  const wanted = [...new Set(ids)].filter(isId);
+  if (wanted.length === 0) return accountPageFromRows(services, []);
+  return accountPageFromRows(services, await services.db.sql.query<Record<string, unknown>>(ACCOUNT_PAGE_SQL, [wanted, opts.visibleOnly ?? false]));
+}
+
+/** The page from rows selected with ACCOUNT_PAGE_COLUMNS (plus, for mentions and emojis, one statement each only when needed). */
+export async function accountPageFromRows(services: Services, rows: readonly Record<string, unknown>[]): Promise<AccountPage> {
   const view: Required<AccountView> = {
     baseUrl: services.config.publicUrl,
     localDomain: services.config.domain,
@@ -64,12 +83,7 @@ export async function loadAccountPage(services: Services, ids: readonly string[]
     mediaBaseUrl: mediaStorage(services).baseUrl,
   };
   const accounts = new Map<string, Account>();
-  const wanted = [...new Set(ids)].filter(isId);
-  if (wanted.length === 0) return { accounts, view };
-  const rows = await services.db.sql.query<Record<string, unknown>>(
-    ACCOUNT_PAGE_SQL,
-    [wanted, opts.visibleOnly ?? false],
-  );
+  if (rows.length === 0) return { accounts, view };
   for (const row of rows) {
     const account = accountFromRow(row);
     if (row.in_page) accounts.set(account.id, account);

@@ -3,13 +3,15 @@
  * beyond its public face — the user's e-mail, addresses, role, gates and the moderation flags —
  * and the filtered, paged list of `GET /api/v1|v2/admin/accounts` (Mastodon's AccountFilter).
  *
- * `adminAccountFacts` is ONE statement for any number of accounts (the addresses aggregated per
- * user in a lateral subquery); `adminAccountPage` is one statement returning the page's ids.
+ * `loadAdminAccounts` is ONE statement for any number of accounts, the public Account's rows
+ * included (the addresses aggregated per user in a lateral subquery); `adminAccountPage` is one
+ * statement returning the page's ids.
  */
 import type { Services } from '../../context.ts';
 import { PERMISSIONS } from '../../db/entities/index.ts';
 import { prepared } from '../../db/prepared.ts';
-import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
+import { isId, pageSql, type PageParams } from './page.ts';
+import { ACCOUNT_PAGE_JOINS, accountPageColumns, accountPageFromRows, accountPageWhere, type AccountPage } from './accounts.ts';
 
 export interface AdminAccountRole {
   id: string;
@@ -45,70 +47,86 @@ export interface AdminAccountFacts {
   } | null;
 }
 
-const FACTS_SQL = prepared(
-  `select a.id::text, a.username, a.domain, a.created_at, a.silenced_at is not null as silenced,
-          a.suspended_at is not null as suspended, a.sensitized_at is not null as sensitized,
-          u.id::text as user_id, u.email, u.locale, u.sign_up_reason, u.confirmed_at is not null as confirmed, u.approved,
-          u.disabled, u.created_by_application_id::text, u.invited_by_account_id::text,
-          r.id::text as role_id, r.name as role_name, r.color as role_color, r.permissions::text as role_permissions,
-          r.highlighted as role_highlighted, r.position as role_position,
-          coalesce(ips.list, '[]'::jsonb) as ips
-     from accounts a
-     left join users u on u.account_id = a.id
-     left join user_roles r on r.id = u.role_id
+/**
+ * One statement: the public Account's columns (reads/accounts.ts, the same joins) and the admin
+ * facts beside them — the user, its role whole, its addresses aggregated in a lateral subquery.
+ */
+function adminPageSql(ids: string, visibleOnly: string): string {
+  return `select ${accountPageColumns(ids, visibleOnly)}, a.sensitized_at is not null as sensitized,
+          u.id::text as u_id, u.email as u_email, u.locale as u_locale, u.sign_up_reason as u_reason,
+          u.confirmed_at is not null as u_confirmed, u.approved as u_approved, u.disabled as u_disabled,
+          u.created_by_application_id::text as u_app_id, u.invited_by_account_id::text as u_invited_by,
+          fr.id::text as fr_id, fr.name as fr_name, fr.color as fr_color, fr.permissions::text as fr_permissions,
+          fr.highlighted as fr_highlighted, fr.position as fr_position,
+          coalesce(ips.list, '[]'::jsonb) as u_ips
+     from ${ACCOUNT_PAGE_JOINS}
+     left join user_roles fr on fr.id = u.role_id
      left join lateral (
        select jsonb_agg(jsonb_build_object('ip', host(x.ip), 'used_at', x.used_at) order by x.used_at desc, x.ip) as list
          from user_ips x where x.user_id = u.id
      ) ips on u.id is not null
-    where a.id = any($1::bigint[])`,
-);
+    where ${accountPageWhere(ids)}`;
+}
+
+const ADMIN_PAGE_SQL = prepared(adminPageSql('$1::bigint[]', '$2::boolean'));
 
 type Row = Record<string, unknown>;
 
-/** What Admin::Account says of each account in `ids` (unknown ids left out): one statement. */
-export async function adminAccountFacts(services: Services, ids: readonly string[]): Promise<Map<string, AdminAccountFacts>> {
-  const out = new Map<string, AdminAccountFacts>();
+function factsFromRow(r: Row): AdminAccountFacts {
+  const ips = (typeof r.u_ips === 'string' ? JSON.parse(r.u_ips) : r.u_ips) as { ip: string; used_at: string }[];
+  return {
+    id: r.id as string,
+    username: r.username as string,
+    domain: (r.domain as string | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+    silenced: r.silenced_at != null,
+    suspended: r.suspended_at != null,
+    sensitized: !!r.sensitized,
+    user:
+      r.u_id == null
+        ? null
+        : {
+            email: r.u_email as string,
+            locale: (r.u_locale as string | null) ?? null,
+            signUpReason: (r.u_reason as string | null) ?? null,
+            confirmed: !!r.u_confirmed,
+            approved: !!r.u_approved,
+            disabled: !!r.u_disabled,
+            createdByApplicationId: (r.u_app_id as string | null) ?? null,
+            invitedByAccountId: (r.u_invited_by as string | null) ?? null,
+            role:
+              r.fr_id == null
+                ? null
+                : {
+                    id: r.fr_id as string,
+                    name: r.fr_name as string,
+                    color: r.fr_color as string,
+                    permissions: r.fr_permissions as string,
+                    highlighted: !!r.fr_highlighted,
+                    position: Number(r.fr_position),
+                  },
+            ips: ips.map((x) => ({ ip: x.ip, usedAt: new Date(x.used_at) })),
+          },
+  };
+}
+
+/**
+ * What Admin::Account says of each account in `ids` (unknown ids left out) and the page that
+ * renders their public Account: one statement (plus reads/accounts.ts's mention and emoji
+ * lookups, only when a profile has any).
+ */
+export async function loadAdminAccounts(services: Services, ids: readonly string[]): Promise<{ facts: Map<string, AdminAccountFacts>; page: AccountPage }> {
+  const facts = new Map<string, AdminAccountFacts>();
   const wanted = [...new Set(ids)].filter(isId);
-  if (wanted.length === 0) return out;
-  const rows = await services.db.sql.query<Row>(FACTS_SQL, [wanted]);
-  for (const r of rows) {
-    const ips = (typeof r.ips === 'string' ? JSON.parse(r.ips) : r.ips) as { ip: string; used_at: string }[];
-    out.set(r.id as string, {
-      id: r.id as string,
-      username: r.username as string,
-      domain: (r.domain as string | null) ?? null,
-      createdAt: new Date(r.created_at as string),
-      silenced: !!r.silenced,
-      suspended: !!r.suspended,
-      sensitized: !!r.sensitized,
-      user:
-        r.user_id == null
-          ? null
-          : {
-              email: r.email as string,
-              locale: (r.locale as string | null) ?? null,
-              signUpReason: (r.sign_up_reason as string | null) ?? null,
-              confirmed: !!r.confirmed,
-              approved: !!r.approved,
-              disabled: !!r.disabled,
-              createdByApplicationId: (r.created_by_application_id as string | null) ?? null,
-              invitedByAccountId: (r.invited_by_account_id as string | null) ?? null,
-              role:
-                r.role_id == null
-                  ? null
-                  : {
-                      id: r.role_id as string,
-                      name: r.role_name as string,
-                      color: r.role_color as string,
-                      permissions: r.role_permissions as string,
-                      highlighted: !!r.role_highlighted,
-                      position: Number(r.role_position),
-                    },
-              ips: ips.map((x) => ({ ip: x.ip, usedAt: new Date(x.used_at) })),
-            },
-    });
-  }
-  return out;
+  if (wanted.length === 0) return { facts, page: await accountPageFromRows(services, []) };
+  const rows = await services.db.sql.query<Row>(ADMIN_PAGE_SQL, [wanted, false]);
+  for (const r of rows) if (r.in_page) facts.set(r.id as string, factsFromRow(r));
+  return { facts, page: await accountPageFromRows(services, rows) };
+}
+
+/** The admin facts alone (the CLI's listing). */
+export async function adminAccountFacts(services: Services, ids: readonly string[]): Promise<Map<string, AdminAccountFacts>> {
+  return (await loadAdminAccounts(services, ids)).facts;
 }
 
 /** Mastodon's AccountFilter, as the v2 route takes it (v1's booleans are translated to it). */
@@ -130,10 +148,10 @@ export interface AdminAccountFilter {
 const likePrefix = (s: string): string => `${s.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
- * The ids of one page of accounts matching `f`, newest first (Mastodon orders the admin list by
- * id): one statement. Filters on the user join only when one needs it.
+ * The page of accounts matching `f` as SQL (Mastodon orders the admin list by id, newest first):
+ * the user join only when a filter needs it.
  */
-export async function adminAccountPage(services: Services, f: AdminAccountFilter, p: PageParams): Promise<string[]> {
+function pageQuery(f: AdminAccountFilter, p: PageParams): { sql: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (clause: string, ...values: unknown[]): void => {
@@ -194,11 +212,43 @@ export async function adminAccountPage(services: Services, f: AdminAccountFilter
   const page = pageSql('a.id', p, params.length + 1);
   params.push(...page.params);
   params.push(p.limit);
-  const rows = await services.db.sql.query<{ id: string }>(
-    `select a.id::text from accounts a ${needsUser ? 'join users u on u.account_id = a.id' : ''}
+  return {
+    sql: `select a.id from accounts a ${needsUser ? 'join users u on u.account_id = a.id' : ''}
       where true ${where.length ? `and ${where.join(' and ')}` : ''}${page.where}
       order by ${page.order} limit $${params.length}`,
     params,
+  };
+}
+
+/** The ids of one page of accounts matching `f`, newest first: one statement. */
+export async function adminAccountPage(services: Services, f: AdminAccountFilter, p: PageParams): Promise<string[]> {
+  const q = pageQuery(f, p);
+  const rows = await services.db.sql.query<{ id: string }>(`select id::text from (${q.sql}) page`, q.params);
+  return newestFirstIds(rows.map((r) => r.id));
+}
+
+/** Ids newest first (a min_id page is read oldest first). */
+function newestFirstIds(ids: string[]): string[] {
+  return ids.sort((x, y) => (BigInt(y) > BigInt(x) ? 1 : BigInt(y) < BigInt(x) ? -1 : 0));
+}
+
+/**
+ * The admin list's page whole in ONE statement: the page of ids (as adminAccountPage) and, for
+ * them, what loadAdminAccounts reads. The ids newest first, the facts and the Account page.
+ */
+export async function loadAdminAccountList(
+  services: Services,
+  f: AdminAccountFilter,
+  p: PageParams,
+): Promise<{ ids: string[]; facts: Map<string, AdminAccountFacts>; page: AccountPage }> {
+  const q = pageQuery(f, p);
+  const rows = await services.db.sql.query<Row>(
+    `with page as (${q.sql}), page_ids as (select coalesce(array_agg(id), '{}') as ids from page)
+     ${adminPageSql('(select ids from page_ids)::bigint[]', 'false')}`,
+    q.params,
   );
-  return newestFirst(rows, p).map((r) => r.id);
+  const facts = new Map<string, AdminAccountFacts>();
+  for (const r of rows) if (r.in_page) facts.set(r.id as string, factsFromRow(r));
+  const ids = newestFirstIds([...facts.keys()]);
+  return { ids, facts, page: await accountPageFromRows(services, rows) };
 }

@@ -18,3 +18,33 @@ export async function roleCan(services: Services, roleId: string | null, permiss
   }
   return (bits & PERMISSIONS.administrator) !== 0n || (bits & PERMISSIONS[permission]) !== 0n;
 }
+
+export interface RoleRow {
+  id: string;
+  name: string;
+  color: string;
+  permissions: string;
+  position: number;
+  highlighted: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const ROLE_COLUMNS = `id::text, name, color, permissions::text, position, highlighted, created_at, updated_at`;
+
+/** Every role, highest position first (Mastodon's admin roles page order). */
+export async function allRoles(services: Services): Promise<RoleRow[]> {
+  return services.db.sql.query<RoleRow>(`select ${ROLE_COLUMNS} from user_roles order by position desc, id`);
+}
+
+export async function roleById(services: Services, id: string): Promise<RoleRow | null> {
+  if (!/^\d{1,18}$/.test(id)) return null;
+  const [row] = await services.db.sql.query<RoleRow>(`select ${ROLE_COLUMNS} from user_roles where id = $1`, [id]);
+  return row ?? null;
+}
+
+/** A role by its name, case-insensitively (the CLI names roles). */
+export async function roleByName(services: Services, name: string): Promise<RoleRow | null> {
+  const [row] = await services.db.sql.query<RoleRow>(`select ${ROLE_COLUMNS} from user_roles where lower(name) = lower($1)`, [name]);
+  return row ?? null;
+}
