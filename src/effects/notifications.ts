@@ -21,6 +21,7 @@
  *   follow.undone / follow.removed / follow.blocked  the follow's follow (or follow_request)
  *                     notification goes with it (unfollow, remove_from_followers, a block)
  *   poll.closed       poll (local voters and the local author; local and remote polls)
+ *   quote.accepted    quote (the quoted post's local author; the quoting post is the status)
  *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
  *   report.created    admin.report (local users whose role may manage reports)
  *   relationships.severed  severed_relationships (each local account that lost follows through a
@@ -234,6 +235,18 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
         accountId: r.author_id, fromAccountId: r.account_id, type: 'reblog', statusId: r.original_id,
         sourceKey: `reblog:${str('statusId')}`, groupPrefix: `reblog-${r.original_id}`,
       }];
+    }
+    case 'quote.accepted': {
+      // quote: the quoted post's local author (not a self-quote); `status` is the quoting post, as Mastodon's.
+      const [r] = await sql.query<{ quoted_account_id: string; account_id: string; status_id: string }>(
+        `select q.quoted_account_id::text, q.account_id::text, q.status_id::text from quotes q
+           join statuses s on s.id = q.status_id and s.deleted_at is null
+           join accounts qa on qa.id = q.quoted_account_id and qa.domain is null
+          where q.id = $1 and q.state = 'accepted' and q.account_id <> q.quoted_account_id`,
+        [str('quoteId')],
+      );
+      if (!r) return [];
+      return [{ accountId: r.quoted_account_id, fromAccountId: r.account_id, type: 'quote', statusId: r.status_id, sourceKey: `quote:${str('quoteId')}` }];
     }
     case 'status.favourited': {
       const [r] = await sql.query<{ author_id: string; account_id: string; status_id: string }>(
