@@ -2,7 +2,8 @@
  * Quote posts through the REST API (Mastodon 4.5): quoted_status_id on create with the policies
  * (public, followers, nobody; private and direct posts; self-quotes), the `quote` (Quote with a
  * full quoted status, whose own quote is shallow) and `quote_approval` attributes, quotes_count,
- * GET /quotes, revoke, PUT /interaction_policy, source.quote_policy, the `quote` notification,
+ * GET /quotes, revoke, PUT /interaction_policy, source.quote_policy, the `quote` and
+ * `quoted_update` notifications,
  * the states a quote shows (revoked, deleted, unauthorized, blocked_account, muted_account), and
  * a home timeline page with quotes in a fixed number of statements.
  */
@@ -149,6 +150,17 @@ describe('the quoted author', () => {
     expect(changed.body.quote_approval.automatic).toEqual([]);
     expect((await post(carol, { status: 'late', quoted_status_id: s.id })).status).toBe(404);
     expect((await bob.api(`/api/v1/statuses/${before.id}`)).body.quote.state).toBe('accepted');
+  });
+
+  it('edits the quoted post: the quoting authors get quoted_update about their quote', async () => {
+    const s = (await post(alice, { status: 'before the edit' })).body;
+    const q = (await post(bob, { status: 'quoting before', quoted_status_id: s.id })).body;
+    expect((await alice.api(`/api/v1/statuses/${s.id}`, { method: 'PUT', body: { status: 'after the edit' } })).status).toBe(200);
+    const n = await eventually(async () =>
+      ((await bob.api('/api/v1/notifications?types[]=quoted_update')).body as { type: string; status: { id: string; quote: { quoted_status: { content: string } } }; account: { id: string } }[]).find((x) => x.status.id === q.id),
+    );
+    expect(n.account.id).toBe(alice.account.id);
+    expect(n.status.quote.quoted_status.content).toBe('<p>after the edit</p>');
   });
 
   it('revokes a quote: revoked, no quoted status, uncounted; only the quoted author can', async () => {

@@ -356,10 +356,12 @@ function sourceAsHtml(holder: Record<string, unknown> | null): string | null {
 }
 
 /**
- * Quote posts (Misskey's `_misskey_quote`, `quoteUrl`, Fedibird's and Pleroma's `quoteUri`; Fedify
- * reads all three as `quoteUrl`): Roost has no quotes, so the quoted post stays a link in the
- * text, "RE: <url>", the way Misskey and Hollo write it into their own content — added only when
- * the content does not link it already (theirs do; Pleroma's and Akkoma's do not).
+ * Quote posts (FEP-044f `quote`; Misskey's `_misskey_quote`, `quoteUrl`, Fedibird's and Pleroma's
+ * `quoteUri`, which Fedify reads as `quoteUrl`): the quote itself is kept (`quote`, resolved by
+ * federation/quotes.ts), and the quoted post also stays a link in the text, "RE: <url>", for
+ * apps without quotes and for legacy quotes Mastodon does not show, the way Mastodon, Misskey and
+ * Hollo write it into their own content — added only when the content does not link it already
+ * (theirs do; Pleroma's and Akkoma's do not).
  */
 function withQuoteLink(html: string, quote: URL | null): string {
   const href = quote ? safeHttpUrl(quote) : null;
