@@ -401,6 +401,13 @@ export function federateConsumer(services: Services, federation: RoostFederation
         }
         return;
       }
+      // A local status's quote policy changed: Update(Note) with its interactionPolicy (not an edit).
+      case 'status.quote_policy_changed': {
+        const s = await loadStatusAs(services, ctx, event.statusId);
+        if (!s || !s.local || s.deleted || s.reblogOfId) return;
+        await sendToAudience(s, toAsUpdateNote(s.note, `policy-${record.id}`), { repliedTo: true });
+        return;
+      }
       // A local author took a stamp back: Delete of the QuoteAuthorization to the quoting author and the quoted author's followers.
       case 'quote.revoked': {
         const q = await loadQuoteAs(event.quoteId);

@@ -47,6 +47,8 @@ export type RecordedFact =
   | { type: 'quote.accepted'; quoteId: string; statusId: string; accountId: string; quotedStatusId: string; quotedAccountId: string; local: boolean; quotedLocal: boolean }
   /** The quoted author took an accepted quote back (or the quoted server deleted its authorization). */
   | { type: 'quote.revoked'; quoteId: string; statusId: string; accountId: string; quotedStatusId: string; quotedAccountId: string; local: boolean; quotedLocal: boolean }
+  /** The author changed who may quote a local status (PUT /api/v1/statuses/:id/interaction_policy). */
+  | { type: 'status.quote_policy_changed'; statusId: string; accountId: string }
   /** A remote QuoteRequest for a local post that its policy refuses: answered with Reject (no row is kept). */
   | { type: 'quote.refused'; quotedStatusId: string; quotedAccountId: string; requesterId: string; activityUri: string; instrumentUri: string }
   // Accounts and relationships (services/profiles.ts, moves.ts, relationships.ts, follows.ts).
@@ -139,6 +141,7 @@ const TYPES: Record<EventType, true> = {
   'quote.accepted': true,
   'quote.revoked': true,
   'quote.refused': true,
+  'status.quote_policy_changed': true,
   'block.created': true,
   'block.removed': true,
   'filters.changed': true,

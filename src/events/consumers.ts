@@ -35,7 +35,7 @@ export const CONSUMERS = {
       'follow.requested', 'follow.accepted', 'follow.request_repeated', 'follow.rejected', 'follow.removed',
       'follow.undone', 'follow.cancelled', 'follow.refused',
       'account.updated', 'account.moved', 'account.move_replayed', 'block.created', 'block.removed', 'report.created',
-      'quote.accepted', 'quote.revoked', 'quote.refused',
+      'quote.accepted', 'quote.revoked', 'quote.refused', 'status.quote_policy_changed',
     ],
     // A vote leaves the server only when a local account voted on a remote poll (null: recorded
     // before pollLocal existed; the poll's row decides).

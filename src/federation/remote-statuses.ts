@@ -10,6 +10,7 @@ import { isActor, Question } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { AccountSchema, type Account } from '../db/entities/index.ts';
 import { persistRemoteStatus, statusByUri, updateRemoteStatus, type RemoteStatusInput } from '../services/remote-statuses.ts';
+import { setRemoteQuotePolicy } from '../services/quotes.ts';
 import { isPublicCollection, isStatusObject, noteFields, persistAccount, questionPoll, untrustedCounts, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
 import { REMOTE_FETCH_LIMITS } from './loaders.ts';
@@ -221,8 +222,10 @@ export async function updateNote(services: Services, ctx: Context<void>, note: S
     `select id::text, content from statuses where uri = $1 and account_id = $2 and not local and deleted_at is null`,
     [f.uri, author.id],
   );
-  // A quote's stamp may come with an Update (the quoting post sent again once accepted).
+  // A quote's stamp may come with an Update (the quoting post sent again once accepted), and a new policy.
   if (known) await settleQuoteOnUpdate(services, ctx, known.id, f);
+  const policy = remoteQuotePolicy(f.quoteApprovals, author);
+  if (known && policy) await setRemoteQuotePolicy(services, known.id, policy);
   // An Update that says no edit time and changes nothing is not an edit (Mastodon's implicit update).
   if (known && f.updated === null && known.content === f.content) return known.id;
   return updateRemoteStatus(services, author.id, f.uri, {

@@ -45,7 +45,9 @@ export async function quotableStatus(services: Services, accountId: string, id: 
     id: string; account_id: string; visibility: string; uri: string; url: string | null; quote_policy: string | null;
     author_uri: string; local: boolean; follows: boolean;
   }>(
-    `select o.id::text, o.account_id::text, o.visibility, o.uri, o.url, o.quote_policy, a.uri as author_uri, a.domain is null as local,
+    `select o.id::text, o.account_id::text, o.visibility, o.uri, o.url,
+            -- A local status from before quote policies: public, as Mastodon's default.
+            coalesce(o.quote_policy, case when o.local then 'public' end) as quote_policy, a.uri as author_uri, a.domain is null as local,
             exists (select 1 from follows f where f.account_id = $2 and f.target_account_id = o.account_id and f.state = 'accepted') as follows
        from statuses s join statuses o on o.id = coalesce(s.reblog_of_id, s.id) join accounts a on a.id = o.account_id
       where s.id = $1 and ${visibleSql('s', '$2::bigint')} and ${visibleSql('o', '$2::bigint')}`,
@@ -152,6 +154,15 @@ export async function revokeQuote(services: Services, accountId: string, quotedI
   });
 }
 
+/** A quote_approval_policy parameter, or Mastodon's 422. */
+export function checkQuotePolicy(asked: string | undefined): asserts asked is QuotePolicy {
+  if (!isQuotePolicy(asked)) {
+    throw new RoostError(422, 'Validation failed: Quote approval policy is not included in the list', {
+      details: { quote_approval_policy: [{ error: 'ERR_INCLUSION', description: 'is not included in the list' }] },
+    });
+  }
+}
+
 /**
  * PUT /api/v1/statuses/:id/interaction_policy: who may quote the author's own status from now on
  * (past quotes stay); nobody for a private or direct one. Returns the status id.
@@ -163,14 +174,15 @@ export async function setQuotePolicy(services: Services, accountId: string, stat
     [statusId, accountId],
   );
   if (!s) throw notFound();
-  if (asked === undefined || asked === '' || !isQuotePolicy(asked)) {
-    throw new RoostError(422, 'Validation failed: Quote approval policy is not included in the list', {
-      details: { quote_approval_policy: [{ error: 'ERR_INCLUSION', description: 'is not included in the list' }] },
-    });
-  }
-  await services.db.sql.query(`update statuses set quote_policy = $3, updated_at = $4 where id = $1 and account_id = $2`, [
-    statusId, accountId, effectivePolicy(asked, s.visibility), services.clock.now(),
-  ]);
+  checkQuotePolicy(asked);
+  const policy = effectivePolicy(asked, s.visibility);
+  await services.db.sql.transaction(async (sql) => {
+    await sql.query(`update statuses set quote_policy = $3, updated_at = $4 where id = $1 and account_id = $2`, [
+      statusId, accountId, policy, services.clock.now(),
+    ]);
+    // Other servers hear of it by an Update of the Note (its interactionPolicy).
+    await recordEvent(services, sql, { actorKind: 'status', actorId: statusId, origin: 'client', event: { type: 'status.quote_policy_changed', statusId, accountId } });
+  });
   return statusId;
 }
 
@@ -186,16 +198,17 @@ export async function receiveQuoteRequest(
   r: { activityUri: string; quotedUri: string; instrumentUri: string; instrumentStatusId: string | null },
 ): Promise<'accepted' | 'refused' | 'ignored'> {
   return services.db.sql.transaction(async (sql) => {
-    const [quoted] = await sql.query<{ id: string; account_id: string; visibility: string; quote_policy: string | null; author_uri: string; follows: boolean }>(
-      `select s.id::text, s.account_id::text, s.visibility, s.quote_policy, a.uri as author_uri,
-              exists (select 1 from follows f where f.account_id = $2 and f.target_account_id = s.account_id and f.state = 'accepted') as follows
+    const [quoted] = await sql.query<{ id: string; account_id: string; visibility: string; quote_policy: string | null; author_uri: string; follows: boolean; blocked: boolean }>(
+      `select s.id::text, s.account_id::text, s.visibility, coalesce(s.quote_policy, 'public') as quote_policy, a.uri as author_uri,
+              exists (select 1 from follows f where f.account_id = $2 and f.target_account_id = s.account_id and f.state = 'accepted') as follows,
+              exists (select 1 from blocks b where b.account_id = s.account_id and b.target_account_id = $2) as blocked
          from statuses s join accounts a on a.id = s.account_id
-        where s.uri = $1 and s.local and s.deleted_at is null and s.reblog_of_id is null and a.suspended_at is null
-          and not exists (select 1 from blocks b where b.account_id = s.account_id and b.target_account_id = $2)`,
+        where s.uri = $1 and s.local and s.deleted_at is null and s.reblog_of_id is null and a.suspended_at is null`,
       [r.quotedUri, requester.id],
     );
     if (!quoted) return 'ignored';
-    const decision = quoteDecision({ policy: quoted.quote_policy, visibility: quoted.visibility, own: false, follows: quoted.follows, known: true });
+    // As Mastodon: an account the author blocks is always refused.
+    const decision = quoted.blocked ? 'denied' : quoteDecision({ policy: quoted.quote_policy, visibility: quoted.visibility, own: false, follows: quoted.follows, known: true });
     const [q] = r.instrumentStatusId
       ? await sql.query<QuoteRow>(
           `select ${QUOTE_ROW} from ${QUOTE_FROM} where q.status_id = $1 and q.quoted_status_id = $2 and q.account_id = $3 for update of q`,
@@ -263,6 +276,11 @@ export async function remoteAuthorizationDeleted(services: Services, by: Account
     for (const q of rows) if (q.state === 'accepted' || q.state === 'pending') await moveQuote(services, sql, q, q.state === 'accepted' ? 'revoked' : 'rejected', 'federation');
     return rows.length > 0;
   });
+}
+
+/** A remote status's policy as its latest Note states it (an Update without an edit may change only that). */
+export async function setRemoteQuotePolicy(services: Services, statusId: string, policy: string): Promise<void> {
+  await services.db.sql.query(`update statuses set quote_policy = $2 where id = $1 and not local and quote_policy is distinct from $2`, [statusId, policy]);
 }
 
 /**

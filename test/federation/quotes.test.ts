@@ -3,8 +3,9 @@
  * of the other server's post is pending, asks with a QuoteRequest, is accepted by the quoted
  * author's server (Accept with a QuoteAuthorization served at its URL), and the quoting Note goes
  * again carrying the stamp, which a third party's copy verifies; the quoted author revokes it
- * (Delete of the stamp): revoked on both; a QuoteRequest the policy refuses is answered with a
- * Reject: rejected on the quoting side.
+ * (Delete of the stamp): revoked on both; a policy change reaches the other server (an Update
+ * that is not an edit); a QuoteRequest the policy refuses is answered with a Reject: rejected on
+ * the quoting side.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTestRoost, eventually, settled, type TestRoost } from '../helpers/roost.ts';
@@ -132,8 +133,12 @@ describe('a quote of a post on the other server', () => {
   it('a policy that refuses: B answers the QuoteRequest with a Reject, A marks the quote rejected', async () => {
     const original = await post(bob, { status: 'do not quote me' });
     const onA = await idOn(a, original.uri);
-    // B changes the policy after A has the post (A still thinks it public).
+    // B changes the policy after A has the post: A hears of it (an Update that is not an edit).
     expect((await bob.api(`/api/v1/statuses/${original.id}/interaction_policy`, { method: 'PUT', body: { quote_approval_policy: 'nobody' } })).status).toBe(200);
+    await eventually(async () => ((await alice.api(`/api/v1/statuses/${onA}`)).body.quote_approval.current_user === 'denied' ? true : null), 20_000, 'the policy on A');
+    expect((await alice.api(`/api/v1/statuses/${onA}`)).body.edited_at).toBeNull();
+    // A copy that has not heard yet (made stale here): A asks, B refuses by its own policy.
+    await a.services.db.sql.query(`update statuses set quote_policy = 'public' where id = $1`, [onA]);
     const quoting = await post(alice, { status: 'A tries', quoted_status_id: onA });
     await quoteState(a, quoting.uri, 'rejected');
     expect((await alice.api(`/api/v1/statuses/${quoting.id}`)).body.quote).toEqual({ state: 'rejected', quoted_status: null });

@@ -150,6 +150,14 @@ describe('the quoted author', () => {
     expect(changed.body.quote_approval.automatic).toEqual([]);
     expect((await post(carol, { status: 'late', quoted_status_id: s.id })).status).toBe(404);
     expect((await bob.api(`/api/v1/statuses/${before.id}`)).body.quote.state).toBe('accepted');
+    // An edit may change it too (and a bad one changes nothing, the text included).
+    const bad = await alice.api(`/api/v1/statuses/${s.id}`, { method: 'PUT', body: { status: 'edited', quote_approval_policy: 'all' } });
+    expect(bad.status).toBe(422);
+    expect((await alice.api(`/api/v1/statuses/${s.id}`)).body.content).toBe('<p>changing</p>');
+    const edited = await alice.api(`/api/v1/statuses/${s.id}`, { method: 'PUT', body: { status: 'edited', quote_approval_policy: 'followers' } });
+    expect(edited.status).toBe(200);
+    expect(edited.body.quote_approval.automatic).toEqual(['followers']);
+    expect(edited.body.content).toBe('<p>edited</p>');
   });
 
   it('edits the quoted post: the quoting authors get quoted_update about their quote', async () => {

@@ -217,7 +217,7 @@ export const ROUTES: RouteSpec[] = [
     auth: 'user',
     scopes: WRITE_STATUSES,
     pathParams: STATUS,
-    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', language: 'string', media_ids: 'ids', media_attributes: 'fields', poll: 'hash' },
+    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', language: 'string', media_ids: 'ids', media_attributes: 'fields', poll: 'hash', quote_approval_policy: 'string' },
   },
   { method: 'GET', path: '/api/v1/statuses/:id/history', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
   { method: 'GET', path: '/api/v1/timelines/home', auth: 'user', scopes: READ_STATUSES, params: PAGE },

@@ -29,7 +29,7 @@ import { editStatus } from '../../services/status-edits.ts';
 import { scheduleStatus } from '../../services/scheduled-statuses.ts';
 import { renderScheduledStatus } from './scheduled_statuses.ts';
 import { setConversationMute } from '../../services/conversations.ts';
-import { revokeQuote, setQuotePolicy } from '../../services/quotes.ts';
+import { checkQuotePolicy, revokeQuote, setQuotePolicy } from '../../services/quotes.ts';
 import { statusQuotesPage } from '../../services/reads/quotes.ts';
 
 const READ = ['read', 'read:statuses'];
@@ -138,6 +138,9 @@ export function statusRoutes(router: Router, services: Services): void {
   router.put('/api/v1/statuses/:id', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE);
     const input = ctx.input;
+    // Mastodon 4.5: an edit may change who may quote the post (checked before anything is written).
+    const quotePolicy = paramString(input.quote_approval_policy);
+    if (quotePolicy !== undefined && quotePolicy !== '') checkQuotePolicy(quotePolicy);
     const id = await editStatus(services, viewer.account.id, requireId(ctx.params.id), {
       status: paramString(input.status),
       spoilerText: paramString(input.spoiler_text),
@@ -147,6 +150,7 @@ export function statusRoutes(router: Router, services: Services): void {
       mediaAttributes: mediaAttributesParam(input.media_attributes),
       poll: pollParams(input.poll),
     });
+    if (quotePolicy !== undefined && quotePolicy !== '') await setQuotePolicy(services, viewer.account.id, id, quotePolicy);
     return json(await renderStatus(services, id, viewer.account.id));
   });
 
