@@ -125,6 +125,16 @@ describe('quoting a post', () => {
     expect((await post(bob, { status: '@alice psst', visibility: 'direct', quoted_status_id: open.id })).body.quote.state).toBe('accepted');
   });
 
+  it('a scheduled quote keeps quoted_status_id and its policy; one that may not be made is refused at scheduling', async () => {
+    const s = (await post(alice, { status: 'for later' })).body;
+    const at = new Date(Date.now() + 3 * 3600_000).toISOString();
+    const scheduled = await post(bob, { status: 'later quote', quoted_status_id: s.id, quote_approval_policy: 'nobody', scheduled_at: at });
+    expect(scheduled.status).toBe(200);
+    expect(scheduled.body.params).toMatchObject({ quoted_status_id: s.id, quote_approval_policy: 'nobody' });
+    const closed = (await post(alice, { status: 'closed', quote_approval_policy: 'nobody' })).body;
+    expect((await post(bob, { status: 'never', quoted_status_id: closed.id, scheduled_at: at })).status).toBe(404);
+  });
+
   it('bad input: a missing status, one nobody may see, a bad id, a bad policy', async () => {
     expect(await post(bob, { status: 'x', quoted_status_id: '99999999999' })).toMatchObject({ status: 404, body: { error: NOT_FOUND } });
     expect(await post(bob, { status: 'x', quoted_status_id: 'abc' })).toMatchObject({ status: 404, body: { error: NOT_FOUND } });
