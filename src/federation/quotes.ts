@@ -32,14 +32,16 @@ export function remoteQuotePolicy(approvals: string[] | null, author: Account): 
   return 'nobody';
 }
 
-/** The quoted post's row facts (author, locality). */
-async function quotedFacts(services: Services, statusId: string): Promise<{ accountId: string; authorUri: string; local: boolean; uri: string } | null> {
-  const [row] = await services.db.sql.query<{ account_id: string; author_uri: string; local: boolean; uri: string }>(
-    `select s.account_id::text, a.uri as author_uri, a.domain is null as local, s.uri from statuses s join accounts a on a.id = s.account_id
+/** The quoted post's row facts (author, locality, whether it mentions `quoter`). */
+async function quotedFacts(services: Services, statusId: string, quoter: string | null = null): Promise<{ accountId: string; authorUri: string; local: boolean; uri: string; mentions: boolean } | null> {
+  const [row] = await services.db.sql.query<{ account_id: string; author_uri: string; local: boolean; uri: string; mentions: boolean }>(
+    `select s.account_id::text, a.uri as author_uri, a.domain is null as local, s.uri,
+            exists (select 1 from mentions m where m.status_id = s.id and m.account_id = $2 and not m.silent) as mentions
+       from statuses s join accounts a on a.id = s.account_id
       where s.id = $1 and s.deleted_at is null and s.reblog_of_id is null`,
-    [statusId],
+    [statusId, quoter],
   );
-  return row ? { accountId: row.account_id, authorUri: row.author_uri, local: row.local, uri: row.uri } : null;
+  return row ? { accountId: row.account_id, authorUri: row.author_uri, local: row.local, uri: row.uri, mentions: row.mentions } : null;
 }
 
 /**
@@ -69,7 +71,8 @@ async function verifyAuthorization(
 /**
  * The quote of an incoming Note, before its status is written: the quoted post found (or fetched
  * within the activity's budget and depth), and its state as Mastodon decides it: accepted for a
- * self-quote or a stamp that checks out (a remote post's), pending otherwise (a local post's is
+ * self-quote, a quote of a post that mentions the quoter, or a stamp that checks out (a remote
+ * post's), pending otherwise (a local post's is
  * settled by the QuoteRequest that comes with it; a legacy quote without a stamp stays pending,
  * and is shown as no quote at all, as Mastodon shows it).
  */
@@ -87,11 +90,12 @@ export async function resolveQuote(
   if (!known && o.depth < REMOTE_FETCH_LIMITS.depth) {
     quotedId = await fetchRemoteStatus(services, ctx, new URL(quote.uri), { depth: o.depth + 1, budget: o.budget }).catch(() => null);
   }
-  const quoted = quotedId ? await quotedFacts(services, quotedId) : null;
+  const quoted = quotedId ? await quotedFacts(services, quotedId, author.id) : null;
   const base = { quotedUri: quote.uri, legacy: quote.legacy, quotedAuthorUri: quoted?.authorUri ?? null };
   if (!quoted) return { ...base, quotedStatusId: null, quotedAccountId: null, quotedLocal: false, state: 'pending', approvalUri: quote.authorization };
   const row = { ...base, quotedStatusId: quotedId, quotedAccountId: quoted.accountId, quotedLocal: quoted.local };
-  if (quoted.accountId === author.id) return { ...row, state: 'accepted', approvalUri: quote.authorization };
+  // FEP-044f's rules without a stamp (Mastodon's fast track): a self-quote, a quote of a post that mentions the quoter.
+  if (quoted.accountId === author.id || quoted.mentions) return { ...row, state: 'accepted', approvalUri: quote.authorization };
   if (!quoted.local && quote.authorization) {
     const ok = await verifyAuthorization(ctx, quote.authorization, { quotingUri: f.uri, quotedUri: quoted.uri, quotedAuthorUri: quoted.authorUri }, o.budget);
     return { ...row, state: ok ? 'accepted' : 'pending', approvalUri: quote.authorization };

@@ -144,6 +144,23 @@ describe('quotes from Mastodon', () => {
     await settled(roost);
   });
 
+  it('a quote (no stamp, no request) of a local post that mentions the quoter: accepted, as FEP-044f lets it be', async () => {
+    const host = new URL(peer.base).host;
+    const original = (await alice.api('/api/v1/statuses', { method: 'POST', body: { status: `@mona@${host} what do you think?`, quote_approval_policy: 'nobody' } })).body;
+    expect(original.mentions.map((m: { url: string }) => m.url)).toEqual([`${peer.base}/@mona`]);
+    const note = peer.fixture('quote-request', { ...values, local_note: original.uri, remote_request_id: '3' }).instrument;
+    note.id = `${mona}/statuses/115000000000000003`;
+    note.url = note.id;
+    delete note._misskey_quote;
+    delete note.quoteUri;
+    const create = { '@context': peer.fixture('quote-request', { ...values, local_note: original.uri, remote_request_id: '3' })['@context'], id: `${note.id}/activity`, type: 'Create', actor: mona, to: note.to, cc: note.cc, object: note };
+    await deliver(create);
+    const id = await statusIdOf(note.id);
+    expect(await quoteRow(note.id)).toMatchObject({ state: 'accepted', legacy: false, quoted: original.uri });
+    expect((await alice.api(`/api/v1/statuses/${id}`)).body.quote.quoted_status.id).toBe(original.id);
+    await settled(roost);
+  });
+
   it('a QuoteRequest the policy refuses: Reject, and nothing accepted', async () => {
     const original = (await alice.api('/api/v1/statuses', { method: 'POST', body: { status: 'not for quoting', quote_approval_policy: 'nobody' } })).body;
     const v = { ...values, local_note: original.uri, remote_request_id: '2' };
