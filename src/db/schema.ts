@@ -115,6 +115,8 @@ export interface StatusesTable {
   in_reply_to_id: Id | null;
   reblog_of_id: Id | null;
   conversation_id: Id | null;
+  /** Who may quote it (public, followers, nobody); null: a remote status whose server said nothing. */
+  quote_policy: string | null;
   created_at: Ts;
   updated_at: Ts;
   deleted_at: Ts | null;

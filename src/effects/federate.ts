@@ -44,6 +44,10 @@ import {
   toAsFlag,
   toAsAdd,
   toAsRemove,
+  toAsQuoteRequest,
+  toAsAcceptQuote,
+  toAsRejectQuote,
+  toAsDeleteAuthorization,
   type FollowEnds,
 } from '../federation/convert/to-as.ts';
 import { loadVoteAs, localPollStatusId } from '../federation/polls.ts';
@@ -134,6 +138,21 @@ export function federateConsumer(services: Services, federation: RoostFederation
       });
       return found;
     };
+    /** A quote with both posts' URIs and the quoted author (who signs what the quoted side sends). */
+    const loadQuoteAs = async (quoteId: string) => {
+      const [q] = await services.db.sql.query<{
+        id: string; state: string; account_id: string; activity_uri: string | null; approval_uri: string | null; quoted_uri: string; quoting_uri: string;
+        quoting_local: boolean; quoted_local: boolean; quoted_author_uri: string; quoted_username: string;
+      }>(
+        `select q.id::text, q.state, q.account_id::text, q.activity_uri, q.approval_uri, coalesce(o.uri, q.quoted_uri) as quoted_uri, s.uri as quoting_uri,
+                s.local as quoting_local, qa.domain is null as quoted_local, qa.uri as quoted_author_uri, qa.username as quoted_username
+           from quotes q join statuses s on s.id = q.status_id join accounts qa on qa.id = q.quoted_account_id
+           left join statuses o on o.id = q.quoted_status_id
+          where q.id = $1`,
+        [quoteId],
+      );
+      return q ?? null;
+    };
     const loadReblog = async (reblogId: string, reblogOfId: string, deleted: boolean) => {
       const rows = await loadStatusesAs(services, ctx, [reblogId, reblogOfId]);
       const reblog = rows.get(reblogId);
@@ -150,8 +169,20 @@ export function federateConsumer(services: Services, federation: RoostFederation
       case 'status.created': {
         const s = await loadStatusAs(services, ctx, event.statusId);
         if (!s || !s.local || s.deleted || s.reblogOfId) return;
-        await sendToAudience(s, toAsCreateNote(s.note), { repliedTo: true });
+        // A public quote reaches the quoted author too (Mastodon's StatusReachFinder).
+        const quoted = s.quote?.quotedAccountId && (s.note.visibility === 'public' || s.note.visibility === 'unlisted') ? [s.quote.quotedAccountId] : [];
+        await sendToAudience(s, toAsCreateNote(s.note), { repliedTo: true, accounts: quoted });
         log.info({ statusId: s.id, visibility: s.note.visibility }, 'Create(Note) sent');
+        // A quote of a remote post asks its author: QuoteRequest with the Note inlined, to their own inbox.
+        if (s.quote?.state === 'pending' && s.quote.activityUri && s.quote.quotedAccountId) {
+          const author = await remoteAccount(services.db.sql, s.quote.quotedAccountId);
+          if (author) {
+            await send(s.username, recipientOfRow(author), toAsQuoteRequest({ id: s.quote.activityUri, actorUri: s.note.authorUri, quotedUri: s.quote.quotedUri, note: s.note }), {
+              orderingKey: `status ${s.note.uri}`,
+            });
+            log.info({ statusId: s.id, quoted: s.quote.quotedUri }, 'QuoteRequest sent');
+          }
+        }
         return;
       }
       // A local status was edited (the edits branch records status.updated): Update(Note).
@@ -360,6 +391,60 @@ export function federateConsumer(services: Services, federation: RoostFederation
           toAsFlag({ id: `${actorUri}#reports/${report.id}`, actorUri, targetUri: target.uri, statusUris: report.status_uris, comment: report.comment }),
         );
         log.info({ reportId: report.id, target: target.uri }, 'Flag sent');
+        return;
+      }
+      // A quote accepted with one side here: a local author's stamp goes to the remote quoter
+      // (Accept of its QuoteRequest); a remote author's stamp on a local quote: the quoting Note
+      // goes again (Update) carrying it.
+      case 'quote.accepted': {
+        const q = await loadQuoteAs(event.quoteId);
+        if (!q || q.state !== 'accepted') return;
+        if (event.quotedLocal && !event.local) {
+          const requester = await remoteAccount(services.db.sql, q.account_id);
+          if (!requester || !q.activity_uri || !q.approval_uri) return;
+          await send(q.quoted_username, recipientOfRow(requester), toAsAcceptQuote({
+            quoteId: q.id, quotedAuthorUri: q.quoted_author_uri, requesterUri: requester.uri, activityUri: q.activity_uri,
+            quotedUri: q.quoted_uri, quotingUri: q.quoting_uri, approvalUri: q.approval_uri,
+          }), { orderingKey: `quote ${q.quoting_uri}` });
+          log.info({ quoteId: q.id }, 'Accept(QuoteRequest) sent');
+        } else if (event.local && !event.quotedLocal) {
+          const s = await loadStatusAs(services, ctx, event.statusId);
+          if (!s || !s.local || s.deleted) return;
+          await sendToAudience(s, toAsUpdateNote(s.note, `quote-${q.id}`), { repliedTo: true, accounts: [event.quotedAccountId] });
+        }
+        return;
+      }
+      // A local status's quote policy changed: Update(Note) with its interactionPolicy (not an edit).
+      case 'status.quote_policy_changed': {
+        const s = await loadStatusAs(services, ctx, event.statusId);
+        if (!s || !s.local || s.deleted || s.reblogOfId) return;
+        await sendToAudience(s, toAsUpdateNote(s.note, `policy-${record.id}`), { repliedTo: true });
+        return;
+      }
+      // A local author took a stamp back: Delete of the QuoteAuthorization to the quoting author and the quoted author's followers.
+      case 'quote.revoked': {
+        const q = await loadQuoteAs(event.quoteId);
+        if (!q || q.state !== 'revoked' || !q.approval_uri || !q.quoted_local) return;
+        const quoter = q.quoting_local ? null : await remoteAccount(services.db.sql, q.account_id);
+        await send(q.quoted_username, 'followers', toAsDeleteAuthorization({ approvalUri: q.approval_uri, authorUri: q.quoted_author_uri }), {
+          preferSharedInbox: true,
+          also: quoter ? [recipientOfRow(quoter)] : [],
+          orderingKey: `quote ${q.quoting_uri}`,
+        });
+        log.info({ quoteId: q.id }, 'Delete(QuoteAuthorization) sent');
+        return;
+      }
+      // A remote QuoteRequest the policy refused: Reject to the requester.
+      case 'quote.refused': {
+        const [requester, quotedAuthor, s] = await Promise.all([
+          remoteAccount(services.db.sql, event.requesterId),
+          em.findOne(AccountSchema, { id: event.quotedAccountId, domain: null }),
+          loadStatusAs(services, ctx, event.quotedStatusId),
+        ]);
+        if (!requester || !quotedAuthor || !s) return;
+        await send(quotedAuthor.username, recipientOfRow(requester), toAsRejectQuote({
+          key: record.id, quotedAuthorUri: quotedAuthor.uri, requesterUri: requester.uri, activityUri: event.activityUri, quotedUri: s.note.uri, quotingUri: event.instrumentUri,
+        }), { orderingKey: `quote ${event.instrumentUri}` });
         return;
       }
       default:

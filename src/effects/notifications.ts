@@ -21,6 +21,8 @@
  *   follow.undone / follow.removed / follow.blocked  the follow's follow (or follow_request)
  *                     notification goes with it (unfollow, remove_from_followers, a block)
  *   poll.closed       poll (local voters and the local author; local and remote polls)
+ *   quote.accepted    quote (the quoted post's local author; the quoting post is the status)
+ *   status.updated    also quoted_update (local authors of accepted quotes of it; their quote is the status)
  *   user.signed_up    admin.sign_up (an API sign-up) (local users whose role may manage users)
  *   report.created    admin.report (local users whose role may manage reports)
  *   relationships.severed  severed_relationships (each local account that lost follows through a
@@ -235,6 +237,18 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
         sourceKey: `reblog:${str('statusId')}`, groupPrefix: `reblog-${r.original_id}`,
       }];
     }
+    case 'quote.accepted': {
+      // quote: the quoted post's local author (not a self-quote); `status` is the quoting post, as Mastodon's.
+      const [r] = await sql.query<{ quoted_account_id: string; account_id: string; status_id: string }>(
+        `select q.quoted_account_id::text, q.account_id::text, q.status_id::text from quotes q
+           join statuses s on s.id = q.status_id and s.deleted_at is null
+           join accounts qa on qa.id = q.quoted_account_id and qa.domain is null
+          where q.id = $1 and q.state = 'accepted' and q.account_id <> q.quoted_account_id`,
+        [str('quoteId')],
+      );
+      if (!r) return [];
+      return [{ accountId: r.quoted_account_id, fromAccountId: r.account_id, type: 'quote', statusId: r.status_id, sourceKey: `quote:${str('quoteId')}` }];
+    }
     case 'status.favourited': {
       const [r] = await sql.query<{ author_id: string; account_id: string; status_id: string }>(
         `select s.account_id::text as author_id, f.account_id::text, s.id::text as status_id from favourites f join statuses s on s.id = f.status_id
@@ -250,13 +264,23 @@ async function candidatesOf(services: Services, record: OutboxRecord): Promise<N
     case 'status.updated': {
       const statusId = str('statusId');
       if (!statusId) return [];
-      const rows = await sql.query<{ account_id: string; author_id: string }>(
-        `select distinct r.account_id::text, s.account_id::text as author_id from statuses s
+      // update: those who reblogged it; quoted_update: the authors of accepted quotes of it, about their quote (Mastodon 4.5).
+      const rows = await sql.query<{ account_id: string; author_id: string; quote_id: string | null }>(
+        `select distinct r.account_id::text, s.account_id::text as author_id, null::text as quote_id from statuses s
            join statuses r on r.reblog_of_id = s.id and r.deleted_at is null
-          where s.id = $1 and s.deleted_at is null and r.account_id <> s.account_id`,
+          where s.id = $1 and s.deleted_at is null and r.account_id <> s.account_id
+         union all
+         select q.account_id::text, s.account_id::text, q.status_id::text from statuses s
+           join quotes q on q.quoted_status_id = s.id and q.state = 'accepted'
+           join statuses qs on qs.id = q.status_id and qs.deleted_at is null
+          where s.id = $1 and s.deleted_at is null and q.account_id <> s.account_id`,
         [statusId],
       );
-      const updates: NotificationCandidate[] = rows.map((r) => ({ accountId: r.account_id, fromAccountId: r.author_id, type: 'update', statusId, sourceKey: `update:${record.id}` }));
+      const updates: NotificationCandidate[] = rows.map((r) =>
+        r.quote_id
+          ? { accountId: r.account_id, fromAccountId: r.author_id, type: 'quoted_update', statusId: r.quote_id, sourceKey: `quoted_update:${record.id}:${r.quote_id}` }
+          : { accountId: r.account_id, fromAccountId: r.author_id, type: 'update', statusId, sourceKey: `update:${record.id}` },
+      );
       // Accounts the edit mentions for the first time hear of it as a mention (once per status).
       const added = Array.isArray(event.addedMentionAccountIds) ? (event.addedMentionAccountIds as unknown[]).map(String) : [];
       const author = str('accountId');

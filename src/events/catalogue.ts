@@ -42,6 +42,15 @@ export type RecordedFact =
   /** A local account pinned (unpinned) its status: the status_pins row's id. */
   | { type: 'status.pinned'; statusId: string; accountId: string; pinId: string }
   | { type: 'status.unpinned'; statusId: string; accountId: string; pinId: string }
+  // Quote posts (services/quotes.ts, status-writer.ts): `local` is the quoting status's, `quotedLocal` the quoted one's.
+  /** A quote became accepted: at once (a quote of a local post the policy allows), or by an authorization given or received. */
+  | { type: 'quote.accepted'; quoteId: string; statusId: string; accountId: string; quotedStatusId: string; quotedAccountId: string; local: boolean; quotedLocal: boolean }
+  /** The quoted author took an accepted quote back (or the quoted server deleted its authorization). */
+  | { type: 'quote.revoked'; quoteId: string; statusId: string; accountId: string; quotedStatusId: string; quotedAccountId: string; local: boolean; quotedLocal: boolean }
+  /** The author changed who may quote a local status (PUT /api/v1/statuses/:id/interaction_policy). */
+  | { type: 'status.quote_policy_changed'; statusId: string; accountId: string }
+  /** A remote QuoteRequest for a local post that its policy refuses: answered with Reject (no row is kept). */
+  | { type: 'quote.refused'; quotedStatusId: string; quotedAccountId: string; requesterId: string; activityUri: string; instrumentUri: string }
   // Accounts and relationships (services/profiles.ts, moves.ts, relationships.ts, follows.ts).
   | { type: 'account.updated'; accountId: string }
   | { type: 'account.move_replayed'; accountId: string; targetAccountId: string }
@@ -143,6 +152,10 @@ const TYPES: Record<EventType, true> = {
   'status.unfavourited': true,
   'status.pinned': true,
   'status.unpinned': true,
+  'quote.accepted': true,
+  'quote.revoked': true,
+  'quote.refused': true,
+  'status.quote_policy_changed': true,
   'block.created': true,
   'block.removed': true,
   'filters.changed': true,

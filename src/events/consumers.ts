@@ -35,10 +35,17 @@ export const CONSUMERS = {
       'follow.requested', 'follow.accepted', 'follow.request_repeated', 'follow.rejected', 'follow.removed',
       'follow.undone', 'follow.cancelled', 'follow.refused',
       'account.updated', 'account.moved', 'account.move_replayed', 'account.suspended', 'block.created', 'block.removed', 'report.created',
+      'quote.accepted', 'quote.revoked', 'quote.refused', 'status.quote_policy_changed',
     ],
     // A vote leaves the server only when a local account voted on a remote poll (null: recorded
     // before pollLocal existed; the poll's row decides).
-    wants: (e) => e.type !== 'poll.voted' || (e.local && e.pollLocal !== true),
+    // A quote concerns other servers only when one of its two posts is remote.
+    wants: (e) =>
+      e.type === 'poll.voted' ? e.local && e.pollLocal !== true
+      : e.type === 'quote.accepted' ? e.local !== e.quotedLocal
+      // A local author's revocation goes to the quoting author and their own followers (its stamp was public).
+      : e.type === 'quote.revoked' ? e.quotedLocal
+      : true,
   }),
   /** Home, list and followed-tag feeds (effects/home-feeds.ts). */
   'home-feeds': declare({ handles: ['status.created', 'status.reblogged', 'follow.accepted'] }),
@@ -57,7 +64,7 @@ export const CONSUMERS = {
     handles: [
       'status.created', 'status.reblogged', 'status.favourited', 'status.updated', 'status.unreblogged', 'status.unfavourited',
       'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone', 'follow.removed', 'follow.blocked',
-      'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed',
+      'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed', 'quote.accepted',
     ],
   }),
   /** Hashtag uses of public statuses, which the trend scores count (effects/trends.ts). */

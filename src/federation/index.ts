@@ -13,13 +13,15 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueListenOptions,
 } from '@fedify/fedify';
-import { Accept, Announce, Block, Create, Delete, Emoji, EmojiReact, Flag, Follow, Like, Move, Note, Undo, Reject, Update, type Activity } from '@fedify/vocab';
+import { Accept, Announce, Block, Create, Delete, Emoji, EmojiReact, Flag, Follow, Like, Move, Note, QuoteAuthorization, QuoteRequest, Undo, Reject, Update, type Activity } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { exponentialBackoff } from '../jobs/queue.ts';
 import { AccountKeySchema } from '../db/entities/index.ts';
 import { localAccountCounters } from '../services/reads/accounts.ts';
 import { findLocalAccount } from '../services/accounts.ts';
-import { toAsAnnounce, toAsCreateNote, toAsStatusObject, toAsTombstone } from './convert/to-as.ts';
+import { toAsAnnounce, toAsCreateNote, toAsQuoteAuthorization, toAsStatusObject, toAsTombstone } from './convert/to-as.ts';
+import { onQuoteRequest } from './quotes.ts';
+import { localAuthorization } from '../services/quotes.ts';
 import { announceFacts, loadStatusAs, loadStatusesAs, outboxPage, remoteMaySee } from './statuses.ts';
 import { onCreate } from './inbox/create.ts';
 import { onAnnounce } from './inbox/announce.ts';
@@ -407,6 +409,15 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .setCounter(async (_ctx, identifier) => (await featuredTags(identifier))?.length ?? null)
     .authorize((ctx) => mayFetchDocuments(ctx));
 
+  // The stamp a local author gave a quote (FEP-044f QuoteAuthorization), at the URI the Accept
+  // named: served while the quote stands (404 once revoked), for other servers to verify.
+  federation
+    .setObjectDispatcher(QuoteAuthorization, '/users/{identifier}/quote_authorizations/{id}', async (_ctx, { identifier, id }) => {
+      const a = await localAuthorization(services, identifier, id);
+      return a ? toAsQuoteAuthorization(a) : null;
+    })
+    .authorize((ctx) => mayFetchDocuments(ctx));
+
   // A local custom emoji at its id (the Emoji tags of Notes and actors name it), as Mastodon serves it.
   federation.setObjectDispatcher(Emoji, '/emojis/{id}', async (_ctx, { id }) => {
     const emoji = await localEmojiById(services, id);
@@ -433,6 +444,7 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     .on(Like, (ctx, activity) => onLike(services, ctx, activity))
     // A report from another server (./inbox/flag.ts).
     .on(Flag, (ctx, activity) => onFlag(services, ctx, activity))
+    .on(QuoteRequest, (ctx, activity) => onQuoteRequest(services, ctx, activity))
     // An emoji reaction (Pleroma, Akkoma, Hollo): accepted and ignored, as Mastodon ignores it
     // (Misskey's reactions come as a Like with `_misskey_reaction`: a favourite, above).
     .on(EmojiReact, (_ctx, activity) => {

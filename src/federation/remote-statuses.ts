@@ -10,11 +10,13 @@ import { isActor, Question } from '@fedify/vocab';
 import type { Services } from '../context.ts';
 import { AccountSchema, type Account } from '../db/entities/index.ts';
 import { persistRemoteStatus, statusByUri, updateRemoteStatus, type RemoteStatusInput } from '../services/remote-statuses.ts';
+import { setRemoteQuotePolicy } from '../services/quotes.ts';
 import { isPublicCollection, isStatusObject, noteFields, persistAccount, questionPoll, untrustedCounts, visibilityFromAudience, type NoteFields } from './convert/from-as.ts';
 import { localAccountFromUri } from './inbox/resolve.ts';
 import { REMOTE_FETCH_LIMITS } from './loaders.ts';
 import { persistRemoteEmojis } from '../services/custom-emojis.ts';
 import { lookupObjectSafely } from './lookup.ts';
+import { remoteQuotePolicy, resolveQuote, settleQuoteOnUpdate } from './quotes.ts';
 
 /** What one incoming activity has spent of REMOTE_FETCH_LIMITS.fetches (shared down a thread). */
 export interface FetchBudget {
@@ -108,13 +110,17 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     raw: o.raw,
   });
   const { visibility, mentions, unknown } = await mentionsOf(services, f, author, o.deliveredTo);
-  if (o.requireLocalRelation && !o.deliveredTo && !(await relatedToLocal(services, author, f, mentions))) return null;
+  // A quote of a local post concerns this server too.
+  const quotesLocal = !!f.quote && new URL(f.quote.uri).origin === new URL(services.config.publicUrl).origin;
+  if (o.requireLocalRelation && !o.deliveredTo && !quotesLocal && !(await relatedToLocal(services, author, f, mentions))) return null;
   // Mentioned accounts not known yet: fetched, a few, within the activity's budget.
   for (const href of unknown.slice(0, MAX_MENTIONS_FETCHED)) {
     const account = await accountFor(services, ctx, new URL(href), o.budget).catch(() => null);
     if (account && !mentions.some((m) => m.accountId === account.id)) mentions.push({ accountId: account.id, silent: false });
   }
   const parentId = f.inReplyToUri ? await resolveParent(services, ctx, new URL(f.inReplyToUri), o) : null;
+  // The post it quotes, found or fetched within the same bounds, and the quote's state (./quotes.ts).
+  const quote = await resolveQuote(services, ctx, f, author, o);
   // A Question is a status with a poll (one that cannot be read is stored without it).
   const poll = note instanceof Question ? await questionPoll(note) : null;
   if (author.domain) await persistRemoteEmojis(services, author.domain, f.emojis);
@@ -135,6 +141,8 @@ export async function persistNote(services: Services, ctx: Context<void>, note: 
     attachments: f.attachments,
     poll,
     untrusted: await untrustedCounts(note),
+    quotePolicy: remoteQuotePolicy(f.quoteApprovals, author),
+    quote,
   };
   return (await persistRemoteStatus(services, input)).id;
 }
@@ -210,6 +218,16 @@ export async function updateNote(services: Services, ctx: Context<void>, note: S
   });
   const { mentions } = await mentionsOf(services, f, author, null);
   if (author.domain) await persistRemoteEmojis(services, author.domain, f.emojis);
+  const [known] = await services.db.sql.query<{ id: string; content: string }>(
+    `select id::text, content from statuses where uri = $1 and account_id = $2 and not local and deleted_at is null`,
+    [f.uri, author.id],
+  );
+  // A quote's stamp may come with an Update (the quoting post sent again once accepted), and a new policy.
+  if (known) await settleQuoteOnUpdate(services, ctx, known.id, f);
+  const policy = remoteQuotePolicy(f.quoteApprovals, author);
+  if (known && policy) await setRemoteQuotePolicy(services, known.id, policy);
+  // An Update that says no edit time and changes nothing is not an edit (Mastodon's implicit update).
+  if (known && f.updated === null && known.content === f.content) return known.id;
   return updateRemoteStatus(services, author.id, f.uri, {
     content: f.content,
     spoilerText: f.spoilerText,

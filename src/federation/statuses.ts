@@ -26,6 +26,8 @@ export interface StatusAsRow {
   pollId: string | null;
   /** Remote accounts the status mentions (also silent ones): recipients of its activities. */
   mentioned: RemoteRecipientRow[];
+  /** Its quote of another post (quotes row), if any. */
+  quote: { id: string; state: string; activityUri: string | null; quotedAccountId: string | null; quotedUri: string } | null;
   note: NoteFacts;
 }
 
@@ -41,13 +43,18 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       local: boolean; reblog_of_id: string | null; in_reply_to_account_id: string | null; author_uri: string; username: string; domain: string | null;
       followers_url: string | null; parent_uri: string | null; favourites_count: number; reblogs_count: number;
       conversation_id: string | null; conversation_uri: string | null; conversation_at: string | null;
+      quote_policy: string | null; quote_id: string | null; quote_state: string | null; quoted_uri: string | null; quote_approval_uri: string | null;
+      quote_activity_uri: string | null; quoted_account_id: string | null;
     }>(
       `select s.id::text, s.account_id::text, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.language,
               s.created_at, s.edited_at, s.deleted_at, s.local, s.reblog_of_id::text, s.in_reply_to_account_id::text,
               a.uri as author_uri, a.username, a.domain, a.followers_url, p.uri as parent_uri,
               coalesce(st.favourites_count, 0)::int as favourites_count, coalesce(st.reblogs_count, 0)::int as reblogs_count,
-              c.id::text as conversation_id, c.uri as conversation_uri, c.created_at as conversation_at
+              c.id::text as conversation_id, c.uri as conversation_uri, c.created_at as conversation_at,
+              coalesce(s.quote_policy, case when s.local then 'public' end) as quote_policy, q.id::text as quote_id, q.state as quote_state,
+              q.quoted_uri, q.approval_uri as quote_approval_uri, q.activity_uri as quote_activity_uri, q.quoted_account_id::text
          from statuses s join accounts a on a.id = s.account_id left join statuses p on p.id = s.in_reply_to_id
+         left join quotes q on q.status_id = s.id
          left join conversations c on c.id = s.conversation_id
          left join status_stats st on st.status_id = s.id
         where s.id = any($1::bigint[])`,
@@ -115,6 +122,9 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       inReplyToAccountId: r.in_reply_to_account_id,
       pollId: poll?.id ?? null,
       mentioned: mine.filter((m) => m.domain !== null),
+      quote: r.quote_id
+        ? { id: r.quote_id, state: r.quote_state!, activityUri: r.quote_activity_uri, quotedAccountId: r.quoted_account_id, quotedUri: r.quoted_uri! }
+        : null,
       note: {
         uri: r.uri,
         url: r.url,
@@ -147,6 +157,9 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
             }
           : null,
         emojis: (emojis.get(r.id) ?? []).map((e) => emojiFacts(services, e)),
+        // The quoted post as FEP-044f names it; the stamp once the quote is accepted.
+        quote: r.quote_id ? { uri: r.quoted_uri!, authorization: r.quote_state === 'accepted' ? r.quote_approval_uri : null } : null,
+        ...(r.local ? { quotePolicy: r.quote_policy } : {}),
       },
     });
   }

@@ -3,6 +3,7 @@
  * `source` (the plain text behind the HTML, and the posting defaults) and `role` (the full role,
  * with its effective permissions). Pure.
  */
+import { isQuotePolicy } from '../lib/quote-policy.ts';
 import type { Account, User, UserRole } from '../db/entities/index.ts';
 import { PERMISSIONS } from '../db/entities/index.ts';
 import { serializeAccount, type AccountView, type MastodonAccount, type MastodonField } from './account.ts';
@@ -28,6 +29,8 @@ export interface MastodonCredentialAccount extends MastodonAccount {
     indexable: boolean;
     /** Mastodon 4.4: domains allowed to credit this account as author; not settable yet, so empty. */
     attribution_domains: string[];
+    /** Mastodon 4.5: who may quote the user's new posts by default (public, followers, nobody). */
+    quote_policy: string;
   };
   role: MastodonRole;
 }
@@ -74,6 +77,7 @@ export function serializeCredentialAccount(
       discoverable: account.discoverable ?? null,
       indexable: account.indexable,
       attribution_domains: [],
+      quote_policy: isQuotePolicy(settings['posting:default:quote_policy']) ? settings['posting:default:quote_policy'] : 'public',
     },
     role: serializeRole(role),
   };

@@ -29,6 +29,9 @@ export interface ScheduledStatusParams {
   application_id: string | null;
   idempotency: null;
   with_rate_limit: boolean;
+  /** Mastodon 4.5: the status it will quote, and who may quote it (kept only when given). */
+  quoted_status_id?: string;
+  quote_approval_policy?: string;
 }
 
 export interface ScheduledStatusRow {
@@ -62,6 +65,8 @@ export function serializeScheduledStatus(row: ScheduledStatusRow, media: readonl
       application_id: p.application_id == null ? null : BigInt(p.application_id),
       idempotency: null,
       with_rate_limit: p.with_rate_limit ?? false,
+      ...(p.quoted_status_id ? { quoted_status_id: p.quoted_status_id } : {}),
+      ...(p.quote_approval_policy ? { quote_approval_policy: p.quote_approval_policy } : {}),
     },
     media_attachments: media.map((m) => serializeMediaAttachment(m, filesBaseUrl)),
   };

@@ -10,6 +10,7 @@ import { serializePoll, type MastodonPoll, type PollRow } from './poll.ts';
 import { serializeCustomEmoji, type CustomEmojiRow, type MastodonCustomEmoji } from './custom-emoji.ts';
 import { serializePreviewCard, type MastodonPreviewCard, type PreviewCardRow } from './preview-card.ts';
 import type { MastodonFilterResult } from './filter.ts';
+import { automaticApproval, quoteDecision } from '../lib/quote-policy.ts';
 
 export interface StatusRow {
   id: string;
@@ -28,9 +29,46 @@ export interface StatusRow {
   createdAt: Date;
   editedAt: Date | null;
   application: { name: string; website: string | null } | null;
-  counts: { replies: number; reblogs: number; favourites: number };
+  counts: { replies: number; reblogs: number; favourites: number; quotes?: number };
   /** Its link preview (null: none, or not fetched yet). */
   card: PreviewCardRow | null;
+  /** Who may quote it (public, followers, nobody; null: unsaid, nobody). */
+  quotePolicy?: string | null;
+  /** The viewer follows its author (a followers policy lets them quote). */
+  viewerFollows?: boolean;
+  /** Its quote of another post (null: none). */
+  quote?: StatusQuoteRow | null;
+}
+
+/** A status's quote, with what its rendering needs to know of the quoted post for the viewer. */
+export interface StatusQuoteRow {
+  state: string;
+  /** Carried only by the legacy names: not shown unless accepted (Mastodon's Quote#acceptable?). */
+  legacy: boolean;
+  quotedStatusId: string | null;
+  /** The quoted post is deleted, or was never found. */
+  gone: boolean;
+  /** The viewer may see the quoted post. */
+  visible: boolean;
+  /** The viewer blocks its author, the author's domain, mutes the author. */
+  blocked: boolean;
+  domainBlocked: boolean;
+  muted: boolean;
+}
+
+/** Mastodon's Quote (the status's own) and ShallowQuote (a quoted status's quote). */
+export interface MastodonQuote {
+  state: string;
+  quoted_status: MastodonStatus | null;
+}
+export interface MastodonShallowQuote {
+  state: string;
+  quoted_status_id: string | null;
+}
+export interface MastodonQuoteApproval {
+  automatic: string[];
+  manual: string[];
+  current_user: 'automatic' | 'manual' | 'denied' | 'unknown';
 }
 
 export interface StatusMentionRow {
@@ -90,6 +128,7 @@ export interface MastodonStatus {
   emojis: MastodonCustomEmoji[];
   reblogs_count: number;
   favourites_count: number;
+  quotes_count: number;
   replies_count: number;
   url: string | null;
   in_reply_to_id: string | null;
@@ -99,6 +138,8 @@ export interface MastodonStatus {
   card: MastodonPreviewCard | null;
   language: string | null;
   edited_at: string | null;
+  quote: MastodonQuote | MastodonShallowQuote | null;
+  quote_approval: MastodonQuoteApproval;
   favourited?: boolean;
   reblogged?: boolean;
   muted?: boolean;
@@ -121,8 +162,48 @@ function emojisOf(key: string, view: StatusView): MastodonCustomEmoji[] {
   return (view.emojis?.get(key) ?? []).map((e) => serializeCustomEmoji(e, view.mediaBaseUrl ?? `${view.baseUrl}/system/`));
 }
 
+/** The states in which a quote shows the quoted post (Mastodon's Quote entity). */
+const SHOWN_STATES = new Set(['accepted', 'blocked_account', 'blocked_domain', 'muted_account']);
+
+/**
+ * A status's `quote` as Mastodon 4.5 renders it: a legacy quote never accepted is none; an
+ * accepted one is `deleted` when its post is gone, `unauthorized` when the viewer may not see it,
+ * `blocked_account`, `blocked_domain` or `muted_account` by the viewer's relations. The quoted
+ * post is a full Status whose own quote is shallow (one level deep).
+ */
+function quoteOf(status: StatusRow, statuses: ReadonlyMap<string, StatusRow>, view: StatusView, shallow: boolean): MastodonQuote | MastodonShallowQuote | null {
+  const q = status.quote;
+  if (!q || (q.legacy && q.state !== 'accepted')) return null;
+  let state = q.state;
+  if (state === 'accepted') {
+    if (q.gone) state = 'deleted';
+    else if (!q.visible) state = 'unauthorized';
+    else if (q.blocked) state = 'blocked_account';
+    else if (q.domainBlocked) state = 'blocked_domain';
+    else if (q.muted) state = 'muted_account';
+  }
+  const shown = SHOWN_STATES.has(state) && q.quotedStatusId !== null;
+  if (shallow) return { state, quoted_status_id: shown ? q.quotedStatusId : null };
+  const quoted = shown ? statuses.get(q.quotedStatusId!) : undefined;
+  const json = quoted ? serializeStatus(quoted, statuses, view, {}, true) : null;
+  return { state: shown && !json ? 'deleted' : state, quoted_status: json };
+}
+
+/** Mastodon's QuoteApproval: the policy's automatic list and how it applies to the viewer (a reblog: nobody). */
+function quoteApprovalOf(status: StatusRow, view: StatusView): MastodonQuoteApproval {
+  if (status.reblogOfId) return { automatic: [], manual: [], current_user: 'denied' };
+  const policy = status.quotePolicy ?? null;
+  return {
+    automatic: automaticApproval(policy, status.visibility),
+    manual: [],
+    current_user: quoteDecision({
+      policy, visibility: status.visibility, own: view.viewerId === status.accountId, follows: status.viewerFollows ?? false, known: view.viewerId !== null,
+    }),
+  };
+}
+
 /** The status, or null when its author (or its reblogged original) is not in the view. */
-export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string, StatusRow>, view: StatusView, opts: SerializeStatusOptions = {}): MastodonStatus | null {
+export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string, StatusRow>, view: StatusView, opts: SerializeStatusOptions = {}, shallow = false): MastodonStatus | null {
   const author = view.accounts.get(status.accountId);
   if (!author) return null;
   let reblog: MastodonStatus | null = null;
@@ -151,6 +232,7 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
     emojis: emojisOf(status.id, view),
     reblogs_count: status.counts.reblogs,
     favourites_count: status.counts.favourites,
+    quotes_count: status.counts.quotes ?? 0,
     replies_count: status.counts.replies,
     url: status.url,
     in_reply_to_id: status.inReplyToId,
@@ -160,6 +242,8 @@ export function serializeStatus(status: StatusRow, statuses: ReadonlyMap<string,
     card: status.card ? serializePreviewCard(status.card) : null,
     language: status.language,
     edited_at: status.editedAt ? status.editedAt.toISOString() : null,
+    quote: quoteOf(status, statuses, view, shallow),
+    quote_approval: quoteApprovalOf(status, view),
   };
   const own = view.viewerId !== null && view.viewerId === status.accountId;
   // As Mastodon: the application is shown to the author only.

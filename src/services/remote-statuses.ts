@@ -17,7 +17,7 @@ import { recordEvent } from './actor-store.ts';
 import type { RemoteMediaItem } from './media.ts';
 import { deletePollOfStatus } from './polls.ts';
 import { syncRemoteMedia } from './remote-media.ts';
-import { bumpStatusStats, discardStatus, insertReblog, insertStatus, rewriteStatus, setUntrustedStatusCounts, type MentionRow, type UntrustedCounts } from './status-writer.ts';
+import { bumpStatusStats, discardStatus, insertReblog, insertStatus, rewriteStatus, setUntrustedStatusCounts, type MentionRow, type NewQuote, type UntrustedCounts } from './status-writer.ts';
 import { recordOriginalVersion } from './status-versions.ts';
 
 /** A remote media attachment as the Note lists it (federation/convert/from-as.ts reads it). */
@@ -47,6 +47,10 @@ export interface RemoteStatusInput {
   poll?: RemotePollInput | null;
   /** What its server says of its favourites and reblogs (the Note's likes/shares totalItems, clamped); null: unsaid. */
   untrusted?: UntrustedCounts;
+  /** Who may quote it, as its interactionPolicy says (public, followers, nobody; null: unsaid). */
+  quotePolicy?: string | null;
+  /** The post it quotes, resolved and checked (federation/quotes.ts). */
+  quote?: NewQuote | null;
 }
 
 /** A remote poll as its Question states it (federation/convert/from-as.ts questionPoll). */
@@ -127,6 +131,8 @@ export async function persistRemoteStatus(services: Services, input: RemoteStatu
           }
         : null,
       untrusted: input.untrusted,
+      quotePolicy: input.quotePolicy ?? null,
+      quote: input.quote ?? null,
     }, now, { origin: 'federation' });
     if (!created) {
       const [known] = await sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [input.uri]);

@@ -200,6 +200,8 @@ function paramsOf(input: CreateStatusInput, applicationId: string | null): Sched
     application_id: applicationId,
     idempotency: null,
     with_rate_limit: false,
+    ...(input.quotedStatusId ? { quoted_status_id: input.quotedStatusId } : {}),
+    ...(input.quoteApprovalPolicy ? { quote_approval_policy: input.quoteApprovalPolicy } : {}),
   };
 }
 
@@ -217,6 +219,8 @@ function inputOf(params: ScheduledStatusParams): CreateStatusInput {
       ? { options: params.poll.options, expiresIn: params.poll.expires_in ?? Number.NaN, multiple: params.poll.multiple, hideTotals: params.poll.hide_totals }
       : null,
     idempotencyKey: null,
+    quotedStatusId: params.quoted_status_id ?? null,
+    quoteApprovalPolicy: params.quote_approval_policy,
   };
 }
 

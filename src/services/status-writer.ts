@@ -58,6 +58,26 @@ export interface NewStatus {
   poll: Omit<NewPoll, 'statusId' | 'accountId' | 'local'> | null;
   /** What a remote status's server says of its favourites and reblogs. */
   untrusted?: UntrustedCounts;
+  /** Who may quote it (public, followers, nobody; null: a remote status whose server said nothing). */
+  quotePolicy?: string | null;
+  /** The post it quotes (services/quotes.ts decided the state). */
+  quote?: NewQuote | null;
+}
+
+/** A status's quote of another, as its writer decided it (services/quotes.ts). */
+export interface NewQuote {
+  /** The status quoted, when known (null: a URI that could not be resolved). */
+  quotedStatusId: string | null;
+  quotedAccountId: string | null;
+  quotedLocal: boolean;
+  /** The quoted post's author's URI (a local one names the authorization Roost serves). */
+  quotedAuthorUri: string | null;
+  quotedUri: string;
+  state: 'pending' | 'accepted' | 'rejected';
+  /** Only the legacy names carried it (no FEP-044f `quote`): not shown unless accepted, as Mastodon. */
+  legacy: boolean;
+  /** The authorization's URI (ours for a local quoted post; the remote stamp otherwise). */
+  approvalUri: string | null;
 }
 
 export interface InsertStatusOptions {
@@ -73,15 +93,15 @@ export interface InsertStatusOptions {
 export async function insertStatus(services: Services, sql: Sql, s: NewStatus, now: Date, opts: InsertStatusOptions): Promise<boolean> {
   const inserted = await sql.query(
     `insert into statuses (id, account_id, uri, url, text, content, spoiler_text, visibility, sensitive, language, local,
-                           in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at, edited_at)
+                           in_reply_to_id, in_reply_to_account_id, application_id, created_at, updated_at, edited_at, quote_policy)
      values ($1, $2, $3, $4, $5, $6, $7, $8,
              -- A moderator forced the author's media sensitive (accounts.sensitized_at): every new status is.
              $9::boolean or exists (select 1 from accounts where id = $2 and sensitized_at is not null),
-             $10, $11, $12, $13, $14, $15, $16, $17)
+             $10, $11, $12, $13, $14, $15, $16, $17, $18)
      on conflict (uri) do nothing returning id`,
     [
       s.id, s.accountId, s.uri, s.url, s.text, s.content, s.spoilerText, s.visibility, s.sensitive, s.language, s.local,
-      s.parent?.id ?? null, s.parent?.accountId ?? null, s.applicationId, s.createdAt, now, s.editedAt,
+      s.parent?.id ?? null, s.parent?.accountId ?? null, s.applicationId, s.createdAt, now, s.editedAt, s.quotePolicy ?? null,
     ],
   );
   if (inserted.length === 0) return false;
@@ -107,7 +127,46 @@ export async function insertStatus(services: Services, sql: Sql, s: NewStatus, n
       ...(pollId ? { pollId } : {}),
     },
   });
+  if (s.quote) await insertQuote(services, sql, { statusId: s.id, accountId: s.accountId, local: s.local }, s.quote, now, opts.origin);
   return true;
+}
+
+/** The URI of the QuoteAuthorization a local author gives a quote (Mastodon's approval_uri_for). */
+export function localApprovalUri(quotedAuthorUri: string, quoteId: string): string {
+  return `${quotedAuthorUri}/quote_authorizations/${quoteId}`;
+}
+
+/** The id of the QuoteRequest a local quote sends. */
+export function quoteRequestUri(publicUrl: string, quoteId: string): string {
+  return `${publicUrl}/quote_requests/${quoteId}`;
+}
+
+/**
+ * The quotes row of a new status (after its status.created, so effects see the status first); an
+ * accepted one counts on the quoted post and records `quote.accepted`.
+ */
+async function insertQuote(services: Services, sql: Sql, s: { statusId: string; accountId: string; local: boolean }, q: NewQuote, now: Date, origin: Origin): Promise<void> {
+  const quoteId = services.ids.next();
+  // Roost's own stamp for a quote of a local post it accepts (served by federation/index.ts).
+  const approvalUri = q.approvalUri ?? (q.state === 'accepted' && q.quotedLocal && q.quotedAuthorUri ? localApprovalUri(q.quotedAuthorUri, quoteId) : null);
+  // A local quote of a remote post asks its author: the QuoteRequest's id (effects/federate.ts sends it).
+  const activityUri = s.local && !q.quotedLocal && q.state === 'pending' ? quoteRequestUri(services.config.publicUrl, quoteId) : null;
+  await sql.query(
+    `insert into quotes (id, status_id, account_id, quoted_status_id, quoted_account_id, quoted_uri, state, legacy, approval_uri, activity_uri, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+    [quoteId, s.statusId, s.accountId, q.quotedStatusId, q.quotedAccountId, q.quotedUri, q.state, q.legacy, approvalUri, activityUri, now],
+  );
+  if (q.state !== 'accepted' || !q.quotedStatusId || !q.quotedAccountId) return;
+  await bumpStatusStats(sql, q.quotedStatusId, 'quotes_count', 1);
+  await recordEvent(services, sql, {
+    actorKind: 'status',
+    actorId: s.statusId,
+    origin,
+    event: {
+      type: 'quote.accepted', quoteId, statusId: s.statusId, accountId: s.accountId, quotedStatusId: q.quotedStatusId,
+      quotedAccountId: q.quotedAccountId, local: s.local, quotedLocal: q.quotedLocal,
+    },
+  });
 }
 
 /** A reblog to store, local or remote (one per account and status: the caller has looked). */
@@ -251,9 +310,9 @@ async function scheduleCard(services: Services, sql: Sql, statusId: string, s: {
   await schedulePreviewCard(services, sql, statusId, s.local ? { text: s.text } : { html: s.content });
 }
 
-export async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count', delta: 1 | -1): Promise<void> {
+export async function bumpStatusStats(sql: Sql, statusId: string, column: 'replies_count' | 'reblogs_count' | 'favourites_count' | 'quotes_count', delta: 1 | -1): Promise<void> {
   // A remote status's untrusted count (its server's figure) moves with ours, as Mastodon's increment_count!.
-  const untrusted = column === 'replies_count' ? null : `untrusted_${column}`;
+  const untrusted = column === 'replies_count' || column === 'quotes_count' ? null : `untrusted_${column}`;
   await sql.query(
     `insert into status_stats as s (status_id, ${column}) values ($1, greatest($2::int, 0))
      on conflict (status_id) do update set ${column} = greatest(0, s.${column} + $2::int)${
@@ -289,4 +348,10 @@ export async function discardStatus(sql: Sql, s: { id: string; accountId: string
   await applyStatusToStats(sql, s.accountId, -1, s.createdAt);
   if (s.inReplyToId) await bumpStatusStats(sql, s.inReplyToId, 'replies_count', -1);
   if (s.reblogOfId) await bumpStatusStats(sql, s.reblogOfId, 'reblogs_count', -1);
+  // An accepted quote no longer counts on the post it quoted.
+  else await sql.query(
+    `update status_stats set quotes_count = greatest(0, quotes_count - 1)
+      where status_id = (select quoted_status_id from quotes where status_id = $1 and state = 'accepted')`,
+    [s.id],
+  );
 }

@@ -21,6 +21,8 @@ import { mediaForNewStatus, releaseStatusMedia, removeStoredFiles } from './medi
 import { deletePollOfStatus, validatePoll, type PollParams } from './polls.ts';
 import { resolveRemoteHandles } from './remote-mentions.ts';
 import { bumpStatusStats, discardStatus, insertReblog, insertStatus } from './status-writer.ts';
+import { localQuote, newStatusPolicy, quotableStatus, withQuoteFallback, type QuotedStatus } from './quotes.ts';
+import type { QuotePolicy } from '../lib/quote-policy.ts';
 
 const VISIBILITIES = ['public', 'unlisted', 'private', 'direct'] as const;
 type ApiVisibility = (typeof VISIBILITIES)[number];
@@ -48,6 +50,10 @@ export interface CreateStatusInput {
   /** A poll (Mastodon's poll[options][], poll[expires_in], poll[multiple], poll[hide_totals]). */
   poll?: PollParams | null;
   idempotencyKey?: string | null;
+  /** The status quoted (Mastodon 4.5's quoted_status_id). */
+  quotedStatusId?: string | null;
+  /** Who may quote this one (public, followers, nobody; default: the author's setting). */
+  quoteApprovalPolicy?: string;
 }
 
 /** Mastodon's length of a status: every URL counts as `perUrl` characters, remote mentions by their username. */
@@ -170,6 +176,9 @@ export interface CheckedStatus {
   visibility: ApiVisibility;
   language: string | null;
   parent: StatusFacts | null;
+  /** The status quoted, checked (null: none). */
+  quoted: QuotedStatus | null;
+  quotePolicy: QuotePolicy;
 }
 
 /**
@@ -210,6 +219,7 @@ export async function checkNewStatus(services: Services, author: StatusAuthor, i
   if (language && (language.length > MAX_LANGUAGE || !/^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{1,8})*$/.test(language))) {
     v.add('language', 'ERR_INVALID', 'is not a valid language code');
   }
+  const quotePolicy = newStatusPolicy(v, input.quoteApprovalPolicy, fresh?.settings ?? user.settings, visibility);
   v.throwIfInvalid();
 
   let parent: StatusFacts | null = null;
@@ -218,7 +228,13 @@ export async function checkNewStatus(services: Services, author: StatusAuthor, i
     // As Mastodon: a reply to a status the author may not see is a reply to nothing there.
     if (!parent || parent.reblogOfId) throw new RoostError(404, 'The post you are trying to reply to does not appear to exist.');
   }
-  return { text, spoilerText, mediaIds, pollOptions, visibility, language, parent };
+  let quoted: QuotedStatus | null = null;
+  if (input.quotedStatusId) {
+    quoted = await quotableStatus(services, account.id, input.quotedStatusId);
+    // As Mastodon: quoting a followers-only post makes a followers-only quote.
+    if (quoted.visibility === 'private' && (visibility === 'public' || visibility === 'unlisted')) visibility = 'private';
+  }
+  return { text, spoilerText, mediaIds, pollOptions, visibility, language, parent, quoted, quotePolicy: quoted?.visibility === 'private' ? 'nobody' : quotePolicy };
 }
 
 export interface CreateStatusOptions {
@@ -248,9 +264,17 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
     );
     if (known) return known.status_id;
   }
-  const { text, spoilerText, mediaIds, pollOptions, visibility, language, parent } = await checkNewStatus(services, author, input);
+  const { text, spoilerText, mediaIds, pollOptions, visibility, language, parent, quoted, quotePolicy } = await checkNewStatus(services, author, input);
 
-  const { content, targets, tags } = await formatStatusText(services, text);
+  const formatted = await formatStatusText(services, text);
+  const { targets, tags } = formatted;
+  // As Mastodon: a private mention may quote only an account it mentions.
+  if (quoted && visibility === 'direct' && quoted.accountId !== account.id && ![...targets.values()].some((t) => t.id === quoted.accountId)) {
+    throw new RoostError(422, 'Validation failed: Quoted status cannot be quoted in a private mention that does not mention its author', {
+      details: { quoted_status_id: [{ error: 'ERR_INVALID', description: 'cannot be quoted in a private mention that does not mention its author' }] },
+    });
+  }
+  const content = quoted ? withQuoteFallback(formatted.content, text, quoted) : formatted.content;
 
   const id = services.ids.next();
   // An entity manager's transaction: the actor store can step an actor in it (opts.inTransaction).
@@ -300,6 +324,8 @@ export async function createStatus(services: Services, author: StatusAuthor, inp
             expiresAt: new Date(now.getTime() + input.poll.expiresIn * 1000),
           }
         : null,
+      quotePolicy,
+      quote: quoted ? localQuote(quoted) : null,
     }, now, { origin, beforeFact: opts.inTransaction ? (statusId) => opts.inTransaction!(em, statusId) : undefined });
     return id;
   });

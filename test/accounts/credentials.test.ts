@@ -63,6 +63,7 @@ describe('GET /api/v1/accounts/verify_credentials', () => {
         discoverable: null,
         indexable: false,
         attribution_domains: [],
+        quote_policy: 'public',
       },
       role: { id: '3', name: 'Moderator', permissions: String(0x4 | 0x8 | 0x10 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000), color: '', highlighted: true },
     });

@@ -147,6 +147,7 @@ describe('polls between two instances', () => {
       },
       likes: { id: `${q.uri}/likes`, type: 'Collection', totalItems: 0 },
       shares: { id: `${q.uri}/shares`, type: 'Collection', totalItems: 0 },
+      interactionPolicy: { canQuote: { automaticApproval: 'as:Public' } },
     });
     // Carol (mentioned, not a follower) has it too.
     const [onBForCarol] = await b.services.db.sql.query<{ id: string }>(`select id::text from statuses where uri = $1`, [q.uri]);

@@ -169,6 +169,8 @@ describe('statuses between two instances', () => {
       },
       likes: { id: `${publicStatus.uri}/likes`, type: 'Collection', totalItems: 0 },
       shares: { id: `${publicStatus.uri}/shares`, type: 'Collection', totalItems: 0 },
+      // Who may quote it without review (FEP-044f, as Mastodon's NoteSerializer): anyone.
+      interactionPolicy: { canQuote: { automaticApproval: 'as:Public' } },
     });
     const viaUrl = await fetch(a.at(`/@alice/${publicStatus.id}`), { headers: AP });
     expect(viaUrl.status).toBe(200);

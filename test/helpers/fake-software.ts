@@ -33,6 +33,11 @@ export interface FakeSoftware {
   webfingers: string[];
   /** The fixture `name` (with `values` added to the server's own), as a parsed object. */
   fixture(name: string, values: Placeholders): Record<string, any>;
+  /**
+   * Serves the fixture `name` at its id's path from now on (a Note, an actor, a QuoteAuthorization
+   * Roost will fetch); an actor with a key can then sign deliveries too.
+   */
+  serve(name: string, values: Placeholders): void;
   /** POSTs the fixture `name` to `inbox`, signed with its actor's key. */
   deliver(inbox: string, name: string, values: Placeholders): Promise<Response>;
   /** POSTs `text` (an activity, or a one-node array of one) to `inbox`, signed with its actor's key. */
@@ -111,6 +116,12 @@ export async function startFakeSoftware(software: Software): Promise<FakeSoftwar
   if (existsSync(contextFile)) docs.set('/schemas/litepub-0.1.jsonld', readFileSync(contextFile, 'utf8'));
 
   fake.fixture = (name, values) => loadFixture(software, name, { ...fake.values, ...values });
+  fake.serve = (name, values) => {
+    const text = fixtureText(software, name, { ...fake.values, ...values });
+    const json = JSON.parse(text) as { id: string; publicKey?: { id: string } };
+    docs.set(new URL(json.id).pathname, text);
+    if (json.publicKey) keyIdOf.set(json.id, json.publicKey.id);
+  };
   fake.deliver = async (inbox, name, values) => fake.deliverText(inbox, fixtureText(software, name, { ...fake.values, ...values }));
   fake.deliverText = async (inbox, text) => {
     const actor = actorOf(JSON.parse(text));

@@ -157,6 +157,7 @@ const BASE_JSON = {
   emojis: [],
   reblogs_count: 2,
   favourites_count: 3,
+  quotes_count: 0,
   replies_count: 1,
   url: `${BASE}/@alice/1000`,
   in_reply_to_id: null,
@@ -166,12 +167,17 @@ const BASE_JSON = {
   card: CARD_JSON,
   language: 'en',
   edited_at: '2026-11-23T10:05:00.123Z',
+  quote: null,
+  // No policy on the row: nobody may quote it (a local status's is always set when read).
+  quote_approval: { automatic: [], manual: [], current_user: 'denied' },
 };
 
 describe('serializeStatus', () => {
   it('renders the card, edited_at, the application and the flags for the author', () => {
     expect(serializeStatus(status, statuses, view('100'))).toStrictEqual({
       ...BASE_JSON,
+      // The author may quote their own post.
+      quote_approval: { automatic: [], manual: [], current_user: 'automatic' },
       application: { name: 'Roost Client', website: null },
       favourited: true,
       reblogged: false,
@@ -211,6 +217,7 @@ describe('serializeStatus', () => {
       emojis: [],
       reblogs_count: 0,
       favourites_count: 0,
+      quotes_count: 0,
       replies_count: 0,
       url: null,
       in_reply_to_id: null,
@@ -220,6 +227,8 @@ describe('serializeStatus', () => {
       card: null,
       language: null,
       edited_at: null,
+      quote: null,
+      quote_approval: { automatic: [], manual: [], current_user: 'denied' },
       favourited: true,
       reblogged: false,
       muted: true,

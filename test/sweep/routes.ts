@@ -205,7 +205,10 @@ export const ROUTES: RouteSpec[] = [
     path: '/api/v1/statuses',
     auth: 'user',
     scopes: WRITE_STATUSES,
-    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids', poll: 'hash', scheduled_at: 'string' },
+    params: {
+      status: 'text', spoiler_text: 'text', sensitive: 'bool', visibility: 'string', language: 'string', in_reply_to_id: 'id', media_ids: 'ids', poll: 'hash', scheduled_at: 'string',
+      quoted_status_id: 'id', quote_approval_policy: 'string',
+    },
   },
   { method: 'GET', path: '/api/v1/statuses', auth: 'public+scope', scopes: READ_STATUSES, params: { id: 'ids' } },
   { method: 'GET', path: '/api/v1/statuses/:id', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
@@ -216,7 +219,7 @@ export const ROUTES: RouteSpec[] = [
     auth: 'user',
     scopes: WRITE_STATUSES,
     pathParams: STATUS,
-    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', language: 'string', media_ids: 'ids', media_attributes: 'fields', poll: 'hash' },
+    params: { status: 'text', spoiler_text: 'text', sensitive: 'bool', language: 'string', media_ids: 'ids', media_attributes: 'fields', poll: 'hash', quote_approval_policy: 'string' },
   },
   { method: 'GET', path: '/api/v1/statuses/:id/history', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
   { method: 'GET', path: '/api/v1/timelines/home', auth: 'user', scopes: READ_STATUSES, params: PAGE },
@@ -235,6 +238,9 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/statuses/:id/source', auth: 'user', scopes: READ_STATUSES, pathParams: STATUS },
   { method: 'GET', path: '/api/v1/statuses/:id/favourited_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
   { method: 'GET', path: '/api/v1/statuses/:id/reblogged_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
+  { method: 'GET', path: '/api/v1/statuses/:id/quotes', auth: 'user', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
+  { method: 'POST', path: '/api/v1/statuses/:id/quotes/:quoting_status_id/revoke', auth: 'user', scopes: WRITE_STATUSES, pathParams: { id: 'status', quoting_status_id: 'status' } },
+  { method: 'PUT', path: '/api/v1/statuses/:id/interaction_policy', auth: 'user', scopes: WRITE_STATUSES, pathParams: STATUS, params: { quote_approval_policy: 'string' } },
 
   // Media attachments (DELETE last: it removes the fixture's attachment)
   { method: 'POST', path: '/api/v1/media', auth: 'user', scopes: WRITE_MEDIA, params: { file: 'file', description: 'text', focus: 'string' } },

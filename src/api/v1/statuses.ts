@@ -29,6 +29,8 @@ import { editStatus } from '../../services/status-edits.ts';
 import { scheduleStatus } from '../../services/scheduled-statuses.ts';
 import { renderScheduledStatus } from './scheduled_statuses.ts';
 import { setConversationMute } from '../../services/conversations.ts';
+import { checkQuotePolicy, revokeQuote, setQuotePolicy } from '../../services/quotes.ts';
+import { statusQuotesPage } from '../../services/reads/quotes.ts';
 
 const READ = ['read', 'read:statuses'];
 const WRITE = ['write', 'write:statuses'];
@@ -92,6 +94,8 @@ export function statusRoutes(router: Router, services: Services): void {
       mediaIds: paramStrings(input.media_ids),
       poll: pollParams(input.poll),
       idempotencyKey: ctx.header('idempotency-key'),
+      quotedStatusId: paramString(input.quoted_status_id) || null,
+      quoteApprovalPolicy: paramString(input.quote_approval_policy),
     };
     // With `scheduled_at`: a ScheduledStatus (services/scheduled-statuses.ts), unless the time is past.
     const scheduledAt = input.scheduled_at;
@@ -134,6 +138,9 @@ export function statusRoutes(router: Router, services: Services): void {
   router.put('/api/v1/statuses/:id', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE);
     const input = ctx.input;
+    // Mastodon 4.5: an edit may change who may quote the post (checked before anything is written).
+    const quotePolicy = paramString(input.quote_approval_policy);
+    if (quotePolicy !== undefined && quotePolicy !== '') checkQuotePolicy(quotePolicy);
     const id = await editStatus(services, viewer.account.id, requireId(ctx.params.id), {
       status: paramString(input.status),
       spoilerText: paramString(input.spoiler_text),
@@ -143,6 +150,7 @@ export function statusRoutes(router: Router, services: Services): void {
       mediaAttributes: mediaAttributesParam(input.media_attributes),
       poll: pollParams(input.poll),
     });
+    if (quotePolicy !== undefined && quotePolicy !== '') await setQuotePolicy(services, viewer.account.id, id, quotePolicy);
     return json(await renderStatus(services, id, viewer.account.id));
   });
 
@@ -198,6 +206,29 @@ export function statusRoutes(router: Router, services: Services): void {
   action('unpin', PINS, (v, id) => unpinStatus(services, v.account.id, id));
   action('mute', MUTES, (v, id) => setConversationMute(services, v.account.id, id, true));
   action('unmute', MUTES, (v, id) => setConversationMute(services, v.account.id, id, false));
+
+  // Quote posts (Mastodon 4.5): the accepted quotes of a status the viewer may see, newest first;
+  // its author revokes one; its author changes who may quote it.
+  router.get('/api/v1/statuses/:id/quotes', async (ctx) => {
+    const viewer = await requireUser(services, ctx, READ);
+    const id = await visibleId(services, ctx, viewer.account.id);
+    const p = pageParams(ctx);
+    const page = await statusQuotesPage(services, id, viewer.account.id, p);
+    const link = linkHeader(ctx.url, page.cursorIds, p, 'since_id');
+    return json(await renderStatuses(services, page.statusIds, viewer.account.id, { filterContext: 'thread' }), { headers: link ? { link } : {} });
+  });
+
+  router.post('/api/v1/statuses/:id/quotes/:quoting_status_id/revoke', async (ctx) => {
+    const viewer = await requireUser(services, ctx, WRITE);
+    const id = await revokeQuote(services, viewer.account.id, requireId(ctx.params.id), requireId(ctx.params.quoting_status_id));
+    return json(await renderStatus(services, id, viewer.account.id));
+  });
+
+  router.put('/api/v1/statuses/:id/interaction_policy', async (ctx) => {
+    const viewer = await requireUser(services, ctx, WRITE);
+    const id = await setQuotePolicy(services, viewer.account.id, requireId(ctx.params.id), paramString(ctx.input.quote_approval_policy));
+    return json(await renderStatus(services, id, viewer.account.id));
+  });
 
   for (const which of ['favourited_by', 'reblogged_by'] as const) {
     router.get(`/api/v1/statuses/:id/${which}`, async (ctx) => {

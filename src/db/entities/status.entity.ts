@@ -25,6 +25,8 @@ export const StatusSchema = defineEntity({
     applicationId: p.bigint('string').nullable(),
     /** The thread (conversations.id): a reply's is its parent's; null for a reblog. */
     conversationId: p.bigint('string').nullable(),
+    /** Who may quote it (Mastodon 4.5: public, followers, nobody); null: a remote status whose server said nothing. */
+    quotePolicy: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     editedAt: p.datetime().nullable(),
@@ -45,6 +47,8 @@ export const StatusStatsSchema = defineEntity({
     /** What a remote status's server says (its Note's likes/shares totalItems), clamped; null if unsaid. */
     untrustedFavouritesCount: p.integer().nullable(),
     untrustedReblogsCount: p.integer().nullable(),
+    /** Its accepted quotes (Mastodon 4.5's quotes_count). */
+    quotesCount: p.integer().default(0),
   },
 });
 export type StatusStats = InferEntity<typeof StatusStatsSchema>;

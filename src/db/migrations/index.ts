@@ -39,6 +39,7 @@ import { Migration20261128210000_trends } from './Migration20261128210000_trends
 import { Migration20261128150000_admin_accounts } from './Migration20261128150000_admin_accounts.ts';
 import { Migration20261128160000_report_moderation } from './Migration20261128160000_report_moderation.ts';
 import { Migration20261128170000_mail_and_sign_up_blocks } from './Migration20261128170000_mail_and_sign_up_blocks.ts';
+import { Migration20261128140000_quotes } from './Migration20261128140000_quotes.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -83,6 +84,7 @@ export const MIGRATIONS = [
   Migration20261128070000_notification_requests,
   Migration20261128110000_poll_voters_unknown,
   Migration20261128120000_admin_action_logs,
+  Migration20261128140000_quotes,
   Migration20261128150000_admin_accounts,
   Migration20261128160000_report_moderation,
   Migration20261128170000_mail_and_sign_up_blocks,

@@ -74,6 +74,8 @@ describe('noteFields', () => {
       ],
       // Emoji tags with a shortcode and an http(s) icon only.
       emojis: [{ shortcode: 'blob_cat', url: 'https://there.test/e/blob.png', uri: 'https://there.test/emojis/7', updated: new Date('2025-12-01T00:00:00Z') }],
+      quote: null,
+      quoteApprovals: null,
     });
   });
 

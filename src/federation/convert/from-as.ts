@@ -215,6 +215,13 @@ export interface NoteFields {
   attachments: RemoteMediaItem[];
   /** Custom emojis (Emoji tags), stored as the author's server's copies. */
   emojis: RemoteEmoji[];
+  /**
+   * The post it quotes: FEP-044f `quote`, else a legacy name (`_misskey_quote`, `quoteUri`,
+   * `quoteUrl`: `legacy`), with the authorization (`quoteAuthorization`) it names.
+   */
+  quote: { uri: string; legacy: boolean; authorization: string | null } | null;
+  /** Who its author lets quote it without review (interactionPolicy.canQuote.automaticApproval); null: unsaid. */
+  quoteApprovals: string[] | null;
 }
 
 /**
@@ -308,7 +315,19 @@ export async function noteFields(
     tags,
     attachments,
     emojis,
+    quote: quoteOf(note),
+    quoteApprovals: note.interactionPolicy?.canQuote ? note.interactionPolicy.canQuote.automaticApprovals.map((u) => u.href) : null,
   };
+}
+
+/** The quote a Note makes, as Mastodon reads it (the first of `quote`, `_misskey_quote`, `quoteUrl`, `quoteUri`). */
+function quoteOf(note: StatusObject): NoteFields['quote'] {
+  const fep = note.quoteId ? safeHttpUrl(note.quoteId) : null;
+  const legacy = fep ? null : note.quoteUrl ? safeHttpUrl(note.quoteUrl) : null;
+  const uri = fep ?? legacy;
+  if (!uri) return null;
+  const authorization = note.quoteAuthorizationId ? safeHttpUrl(note.quoteAuthorizationId) : null;
+  return { uri, legacy: fep === null, authorization };
 }
 
 /** The Note `noteId` in the JSON as received: the document itself, or its embedded `object`. */
@@ -337,10 +356,12 @@ function sourceAsHtml(holder: Record<string, unknown> | null): string | null {
 }
 
 /**
- * Quote posts (Misskey's `_misskey_quote`, `quoteUrl`, Fedibird's and Pleroma's `quoteUri`; Fedify
- * reads all three as `quoteUrl`): Roost has no quotes, so the quoted post stays a link in the
- * text, "RE: <url>", the way Misskey and Hollo write it into their own content — added only when
- * the content does not link it already (theirs do; Pleroma's and Akkoma's do not).
+ * Quote posts (FEP-044f `quote`; Misskey's `_misskey_quote`, `quoteUrl`, Fedibird's and Pleroma's
+ * `quoteUri`, which Fedify reads as `quoteUrl`): the quote itself is kept (`quote`, resolved by
+ * federation/quotes.ts), and the quoted post also stays a link in the text, "RE: <url>", for
+ * apps without quotes and for legacy quotes Mastodon does not show, the way Mastodon, Misskey and
+ * Hollo write it into their own content — added only when the content does not link it already
+ * (theirs do; Pleroma's and Akkoma's do not).
  */
 function withQuoteLink(html: string, quote: URL | null): string {
   const href = quote ? safeHttpUrl(quote) : null;

@@ -19,6 +19,10 @@ import {
   Tombstone,
   Follow,
   Image,
+  InteractionPolicy,
+  InteractionRule,
+  QuoteAuthorization,
+  QuoteRequest,
   Move,
   Person,
   PUBLIC_COLLECTION,
@@ -265,6 +269,13 @@ export interface NoteFacts {
   poll?: NotePoll | null;
   /** A local status's favourites and reblogs: the Note's `likes` and `shares` (totalItems), as Mastodon's NoteSerializer. */
   counts?: { likes: number; shares: number };
+  /** The post it quotes (FEP-044f `quote`, with `quoteUri` and `_misskey_quote`), and its authorization once accepted. */
+  quote?: { uri: string; authorization: string | null } | null;
+  /**
+   * A local status's quote policy as its `interactionPolicy.canQuote.automaticApproval` (Mastodon's
+   * NoteSerializer): Public, the followers collection, or the author alone (nobody else).
+   */
+  quotePolicy?: string | null;
 }
 
 /** A status' poll, as its Question shows it. */
@@ -342,6 +353,11 @@ function statusObjectValues(n: NoteFacts) {
         }),
     ),
     ...(n.conversation ? { contexts: [new URL(n.conversation)] } : {}),
+    // Fedify writes `quoteUrl` as `quoteUrl`, `quoteUri` and `_misskey_quote` (what servers without FEP-044f read).
+    ...(n.quote
+      ? { quote: new URL(n.quote.uri), quoteUrl: new URL(n.quote.uri), quoteAuthorization: n.quote.authorization ? new URL(n.quote.authorization) : null }
+      : {}),
+    ...(n.quotePolicy !== undefined ? { interactionPolicy: quoteInteractionPolicy(n) } : {}),
     ostatus: { atomUri: n.uri, inReplyToAtomUri: n.inReplyToUri, conversation: n.conversation ?? null },
     ...(n.counts
       ? {
@@ -357,6 +373,53 @@ function statusObjectValues(n: NoteFacts) {
         }
       : {}),
   };
+}
+
+/** Who may quote a local status without review (FEP-044f canQuote): nobody else is the author alone, as Mastodon writes it. */
+function quoteInteractionPolicy(n: NoteFacts): InteractionPolicy {
+  const open = n.visibility === 'public' || n.visibility === 'unlisted';
+  const approved = !open || n.quotePolicy === 'nobody' || !n.quotePolicy ? [new URL(n.authorUri)]
+    : n.quotePolicy === 'public' ? [PUBLIC_COLLECTION] : [new URL(n.followersUri)];
+  return new InteractionPolicy({ canQuote: new InteractionRule({ automaticApprovals: approved }) });
+}
+
+/** A QuoteRequest of a local quote to the quoted post's author (Mastodon's QuoteRequestSerializer, the quoting Note inlined). */
+export function toAsQuoteRequest(r: { id: string; actorUri: string; quotedUri: string; note: NoteFacts }): QuoteRequest {
+  return new QuoteRequest({ id: new URL(r.id), actor: new URL(r.actorUri), object: new URL(r.quotedUri), instrument: toAsStatusObject(r.note) });
+}
+
+/** The stamp a local author gives a quote (Mastodon's QuoteAuthorizationSerializer), served at its id. */
+export function toAsQuoteAuthorization(a: { id: string; authorUri: string; quotingUri: string; quotedUri: string }): QuoteAuthorization {
+  return new QuoteAuthorization({
+    id: new URL(a.id),
+    attribution: new URL(a.authorUri),
+    interactingObject: new URL(a.quotingUri),
+    interactionTarget: new URL(a.quotedUri),
+  });
+}
+
+/** Accept of a QuoteRequest, with the stamp as `result` (Mastodon's AcceptQuoteRequestSerializer). */
+export function toAsAcceptQuote(a: { quoteId: string; quotedAuthorUri: string; requesterUri: string; activityUri: string; quotedUri: string; quotingUri: string; approvalUri: string }): Accept {
+  return new Accept({
+    id: new URL(`${a.quotedAuthorUri}#accepts/quote_requests/${a.quoteId}`),
+    actor: new URL(a.quotedAuthorUri),
+    object: new QuoteRequest({ id: new URL(a.activityUri), actor: new URL(a.requesterUri), object: new URL(a.quotedUri), instrument: new URL(a.quotingUri) }),
+    result: new URL(a.approvalUri),
+  });
+}
+
+/** Reject of a QuoteRequest the policy refuses (Mastodon's RejectQuoteRequestSerializer); `key` (the outbox event) makes its id. */
+export function toAsRejectQuote(r: { key: string; quotedAuthorUri: string; requesterUri: string; activityUri: string; quotedUri: string; quotingUri: string }): Reject {
+  return new Reject({
+    id: new URL(`${r.quotedAuthorUri}#rejects/quote_requests/${r.key}`),
+    actor: new URL(r.quotedAuthorUri),
+    object: new QuoteRequest({ id: new URL(r.activityUri), actor: new URL(r.requesterUri), object: new URL(r.quotedUri), instrument: new URL(r.quotingUri) }),
+  });
+}
+
+/** Delete of a stamp the quoted author takes back (Mastodon's RevokeQuoteService). */
+export function toAsDeleteAuthorization(d: { approvalUri: string; authorUri: string }): Delete {
+  return new Delete({ id: new URL(`${d.approvalUri}#delete`), actor: new URL(d.authorUri), to: PUBLIC_COLLECTION, object: new URL(d.approvalUri) });
 }
 
 /** The Note a status without a poll is (Mastodon's NoteSerializer). */
@@ -395,10 +458,11 @@ export function toAsCreateNote(n: NoteFacts): Create {
 }
 
 /** Update(Note) (or Update(Question)) after an edit: a new id per edit time, addressed as the Note. */
-export function toAsUpdateNote(n: NoteFacts): Update {
+export function toAsUpdateNote(n: NoteFacts, key?: string): Update {
   const at = n.editedAt ?? n.published;
   const { to, cc } = noteAddressing(n);
-  return new MediaUpdate({ id: new URL(`${n.uri}#updates/${at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsStatusObject(n) });
+  // `key`: an Update that is not an edit (a quote's stamp arrived) has an id of its own.
+  return new MediaUpdate({ id: new URL(`${n.uri}#updates/${key ?? at.getTime()}`), actor: new URL(n.authorUri), published: toInstant(at), tos: to, ccs: cc, object: toAsStatusObject(n) });
 }
 
 /**

@@ -20,7 +20,7 @@
 import type { Services } from '../../context.ts';
 import type { Account } from '../../db/entities/index.ts';
 import type { AccountView } from '../../serializers/account.ts';
-import type { StatusView, StatusRow } from '../../serializers/status.ts';
+import type { StatusView, StatusRow, StatusQuoteRow } from '../../serializers/status.ts';
 import type { PreviewCardRow } from '../../serializers/preview-card.ts';
 import { loadAccountPage } from './accounts.ts';
 import { hasMediaSql, mediaRowFrom } from './media.ts';
@@ -32,7 +32,7 @@ import { filterFromRaw, type RawFilter } from './filters.ts';
 import type { FilterRow } from '../../serializers/filter.ts';
 import { pollFromJson, pollJsonSql } from './poll-rows.ts';
 import { prepared } from '../../db/prepared.ts';
-import { blocksSql, threadMutedBySql } from '../../db/audience.ts';
+import { accountDomainBlockedBySql, blocksSql, mutedBySql, threadMutedBySql } from '../../db/audience.ts';
 
 import { isId, newestFirst, pageSql, type PageParams } from './page.ts';
 
@@ -282,16 +282,35 @@ const STATUS_COLUMNS = [
   `$2::bigint is not null and exists (select 1 from bookmarks b where b.status_id = s.id and b.account_id = $2::bigint) as bookmarked`,
   `$2::bigint is not null and exists (select 1 from status_pins sp where sp.status_id = s.id and sp.account_id = $2::bigint) as pinned`,
   `$2::bigint is not null and ${threadMutedBySql('$2::bigint', 's.conversation_id')} as muted`,
+  // Quotes (Mastodon 4.5): the policy (a local status's unset one is public), the accepted quotes,
+  // whether the viewer follows the author (a followers policy), and the status's own quote with
+  // what its rendering needs about the quoted post for this viewer.
+  `coalesce(s.quote_policy, case when s.local then 'public' end) as quote_policy`,
+  'coalesce(st.quotes_count, 0) as quotes_count',
+  `$2::bigint is not null and exists (select 1 from follows vf where vf.account_id = $2::bigint and vf.target_account_id = s.account_id and vf.state = 'accepted') as viewer_follows`,
+  `(select json_build_object('state', q.state, 'legacy', q.legacy, 'quoted_status_id', q.quoted_status_id::text,
+            'gone', qs.id is null or qs.deleted_at is not null,
+            'visible', qs.id is not null and ${visibleSql('qs', '$2::bigint')},
+            'blocked', $2::bigint is not null and qs.id is not null and ${blocksSql('$2::bigint', 'qs.account_id')},
+            'domain_blocked', $2::bigint is not null and qs.id is not null and ${accountDomainBlockedBySql('$2::bigint', 'qs.account_id')},
+            'muted', $2::bigint is not null and qs.id is not null and ${mutedBySql('$2::bigint', 'qs.account_id', '$4::timestamptz')})
+     from quotes q left join statuses qs on qs.id = q.quoted_status_id where q.status_id = s.id) as quote`,
 ];
 
 const STATUS_PAGE_SQL = prepared(
-  `select ${STATUS_COLUMNS.join(', ')}, null::json as filters
+  `with page as (
+     select unnest(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null))) as id
+   ), quoted as (
+     select q.quoted_status_id as id from quotes q join statuses qs on qs.id = q.quoted_status_id
+      where q.status_id in (select id from page) and q.state = 'accepted' and ${visibleSql('qs', '$2::bigint')}
+   )
+   select ${STATUS_COLUMNS.join(', ')}, null::json as filters
      from statuses s
      left join status_stats st on st.status_id = s.id
      left join oauth_applications app on app.id = s.application_id
      left join preview_cards_statuses pcs on pcs.status_id = s.id
      left join preview_cards pc on pc.id = pcs.preview_card_id
-    where s.id = any(array_cat($1::bigint[], array(select r.reblog_of_id from statuses r where r.id = any($1::bigint[]) and r.reblog_of_id is not null)))
+    where s.id in (select id from page union select id from quoted)
    union all
    select ${STATUS_COLUMNS.map(() => 'null').join(', ')},
           coalesce((select json_agg(json_build_object('id', f.id::text, 'title', f.title, 'context', f.context, 'action', f.action,
@@ -337,7 +356,21 @@ interface PageRow {
   bookmarked: boolean;
   pinned: boolean;
   muted: boolean;
+  quote_policy: string | null;
+  quotes_count: number | string;
+  viewer_follows: boolean;
+  quote: unknown;
   filters: unknown;
+}
+
+/** A status's quote as the page statement reads it (null: it quotes nothing). */
+function quoteFromJson(v: unknown): StatusQuoteRow | null {
+  const q = jsonValue<{ state: string; legacy: boolean; quoted_status_id: string | null; gone: boolean; visible: boolean; blocked: boolean; domain_blocked: boolean; muted: boolean }>(v);
+  if (!q) return null;
+  return {
+    state: q.state, legacy: q.legacy, quotedStatusId: q.quoted_status_id, gone: q.gone, visible: q.visible,
+    blocked: q.blocked, domainBlocked: q.domain_blocked, muted: q.muted,
+  };
 }
 
 /** A json column's value (the drivers differ: parsed already, or text). */
@@ -407,8 +440,11 @@ export async function loadStatusPage(
       createdAt: new Date(r.created_at),
       editedAt: r.edited_at ? new Date(r.edited_at) : null,
       application: r.application_id ? { name: r.app_name ?? '', website: r.app_website || null } : null,
-      counts: { replies: Number(r.replies_count), reblogs: Number(r.reblogs_count), favourites: Number(r.favourites_count) },
+      counts: { replies: Number(r.replies_count), reblogs: Number(r.reblogs_count), favourites: Number(r.favourites_count), quotes: Number(r.quotes_count) },
       card: card ? cardFromRow(card) : null,
+      quotePolicy: r.quote_policy ?? null,
+      viewerFollows: r.viewer_follows,
+      quote: quoteFromJson(r.quote),
     });
     const mentions = jsonList<{ id: string; username: string; domain: string | null; url: string | null }>(r.mentions);
     if (mentions.length) view.mentions.set(id, mentions.map((m) => ({ id: m.id, username: m.username, domain: m.domain, url: m.url ?? '' })));
