@@ -29,8 +29,13 @@ import { newFetchBudget, persistFetchedStatus } from './remote-statuses.ts';
 import { freshDocumentLoader } from './lookup.ts';
 import type { RoostFederation } from './index.ts';
 
-/** Statuses walked at once (their hosts' rates bound them further). */
+/** Statuses walked or brought at once (their hosts' rates bound them further). */
 const CONCURRENCY = 4;
+/** Tasks waiting in a walk, per status it may bring. */
+const QUEUE_PER_STATUS = 4;
+
+/** A unit of the walk: a status whose replies to read, or a listed status to bring in. */
+type Task = { walk: Node } | { bring: string; depth: number };
 
 interface Node {
   id: string;
@@ -81,7 +86,7 @@ class ThreadWalk {
   readonly #timer: ReturnType<typeof setTimeout>;
   readonly #seen = new Set<string>();
   readonly #pagesSeen = new Set<string>();
-  readonly #queue: Node[] = [];
+  readonly #queue: Task[] = [];
   readonly #ownOrigin: string;
   #ctx!: Context<void>;
   #loader!: DocumentLoader;
@@ -119,17 +124,17 @@ class ThreadWalk {
     this.#ctx = this.#federation.createContext(new URL(this.#services.config.publicUrl), undefined);
     this.#loader = await freshDocumentLoader(this.#ctx);
     this.#seen.add(root.uri);
-    this.#queue.push({ id: root.id, uri: root.uri, local: root.local, depth: 0 });
+    this.#queue.push({ walk: { id: root.id, uri: root.uri, local: root.local, depth: 0 } });
     // Over at the deadline even with statuses in flight (they finish on their own, bounded by the fetcher).
     await new Promise<void>((resolve) => {
       this.#abort.signal.addEventListener('abort', () => resolve(), { once: true });
       let active = 0;
       const pump = () => {
         while (active < CONCURRENCY && this.#queue.length > 0 && !this.#over) {
-          const node = this.#queue.shift()!;
+          const task = this.#queue.shift()!;
           active++;
-          this.#visit(node)
-            .catch((e) => this.#services.log.debug({ err: e, uri: node.uri }, 'thread fetch: a status failed'))
+          this.#run(task)
+            .catch((e) => this.#services.log.debug({ err: e, task }, 'thread fetch: a status failed'))
             .finally(() => {
               active--;
               pump();
@@ -141,7 +146,14 @@ class ThreadWalk {
     });
   }
 
-  /** A status's replies: listed by its server (remote) and known here, each brought in and queued. */
+  async #run(task: Task): Promise<void> {
+    if ('walk' in task) return this.#visit(task.walk);
+    if (this.#full) return;
+    const child = await this.#bring(task.bring, task.depth);
+    if (child) this.#queue.push({ walk: child });
+  }
+
+  /** A status's replies: listed by its server (remote) and known here, each queued to be brought in and walked. */
   async #visit(node: Node): Promise<void> {
     const listed: string[] = [];
     if (!node.local) {
@@ -170,12 +182,13 @@ class ThreadWalk {
     for (const k of known) {
       if (this.#seen.has(k.uri)) continue;
       this.#seen.add(k.uri);
-      this.#queue.push({ id: k.id, uri: k.uri, local: k.local, depth: node.depth + 1 });
+      this.#queue.push({ walk: { id: k.id, uri: k.uri, local: k.local, depth: node.depth + 1 } });
     }
-    for (const uri of listed) {
-      if (this.#over || this.#full) return;
-      const child = await this.#bring(uri, node.depth + 1);
-      if (child) this.#queue.push(child);
+    // A hostile server may list far more than the walk will bring: the queue is bounded too.
+    const room = QUEUE_PER_STATUS * (this.#limits.threadFetchMaxStatuses + 1);
+    for (const uri of new Set(listed)) {
+      if (this.#queue.length >= room) break;
+      if (!this.#seen.has(uri)) this.#queue.push({ bring: uri, depth: node.depth + 1 });
     }
   }
 

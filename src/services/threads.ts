@@ -35,37 +35,43 @@ const MAX_ANCESTORS = 4096;
 /** A running refresh is abandoned this long after its time bound (its worker died). */
 const STALE_MARGIN_MS = 60_000;
 
-/** The root of the thread `statusId` is in: its topmost known ancestor (itself when it has none). */
-export async function threadRoot(services: Services, statusId: string): Promise<string> {
-  const [row] = await services.db.sql.query<{ id: string }>(
-    `with recursive up(id, parent, depth) as (
-       select s.id, s.in_reply_to_id, 0 from statuses s where s.id = $1
-       union all
-       select s.id, s.in_reply_to_id, up.depth + 1 from statuses s join up on s.id = up.parent where up.depth < ${MAX_ANCESTORS}
-     )
-     select id::text from up order by depth desc limit 1`,
-    [statusId],
-  );
-  return row?.id ?? statusId;
-}
-
 function staleBefore(services: Services, now: Date): Date {
   return new Date(now.getTime() - services.config.federation.threadFetchTimeoutSeconds * 1000 - STALE_MARGIN_MS);
 }
 
 /**
- * Opens the thread rooted at `rootId` (threadRoot) for `viewerId`: the refresh running for it
- * (one is started for a signed-in viewer when the thread holds a remote status and is out of its
- * cooldown), or null when none runs. The network is never waited on: the walk is a job.
+ * Opens the thread of `statusId` for `viewerId`: its root (its topmost known ancestor, itself when it has none) and the refresh running
+ * for it (one is started for a signed-in viewer when the thread holds a remote status and is out
+ * of its cooldown), or null when none runs. The network is never waited on: the walk is a job.
  */
-export async function openThread(services: Services, rootId: string, viewerId: string | null): Promise<AsyncRefresh | null> {
+export async function openThread(services: Services, statusId: string, viewerId: string | null): Promise<{ rootId: string; refresh: AsyncRefresh | null }> {
   const now = services.clock.now();
   const { threadFetchCooldownSeconds: cooldown, threadFetchMaxStatuses: max } = services.config.federation;
   const stale = staleBefore(services, now);
-  const [current] = await services.db.sql.query<{ refresh_id: string; state: string; result_count: number; started_at: Date }>(
-    `select refresh_id, state, result_count, started_at from thread_refreshes where root_status_id = $1`,
-    [rootId],
+  // The root and its refresh, in one statement.
+  const [found] = await services.db.sql.query<{ root_id: string; refresh_id: string | null; state: string | null; result_count: number | null; started_at: Date | null }>(
+    `with recursive up(id, parent, depth) as (
+       select s.id, s.in_reply_to_id, 0 from statuses s where s.id = $1
+       union all
+       select s.id, s.in_reply_to_id, up.depth + 1 from statuses s join up on s.id = up.parent where up.depth < ${MAX_ANCESTORS}
+     ), root as (select id from up order by depth desc limit 1)
+     select root.id::text as root_id, r.refresh_id, r.state, r.result_count, r.started_at
+       from root left join thread_refreshes r on r.root_status_id = root.id`,
+    [statusId],
   );
+  const rootId = found?.root_id ?? statusId;
+  return { rootId, refresh: await refreshFor(services, rootId, viewerId, found?.refresh_id ? (found as Current) : null, { now, cooldown, max, stale }) };
+}
+
+type Current = { refresh_id: string; state: string; result_count: number; started_at: Date };
+
+async function refreshFor(
+  services: Services,
+  rootId: string,
+  viewerId: string | null,
+  current: Current | null,
+  { now, cooldown, max, stale }: { now: Date; cooldown: number; max: number; stale: Date },
+): Promise<AsyncRefresh | null> {
   const running = current && current.state === 'running' && new Date(current.started_at) > stale;
   if (running) return { id: current.refresh_id, status: 'running', result_count: Number(current.result_count) };
   if (!viewerId || max === 0) return null;

@@ -11,9 +11,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, startTestRoost, eventually, type TestRoost } from '../helpers/roost.ts';
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
+import { fetchRemoteStatus, newFetchBudget } from '../../src/federation/remote-statuses.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 
 const W = 30_000;
@@ -86,6 +87,9 @@ describe('a thread across four instances', () => {
     // D holds none of the replies: nobody it follows wrote or delivered them.
     for (const r of [r1, r2, r3]) expect(await idOn(d, r.uri)).toBeUndefined();
 
+    // D's clock catches up with the others' (its replies' ids come from their published times,
+    // which must then be in D's past, as they are for any backfill).
+    clock.set(new Date(Date.now() + 1000));
     // Opening the thread on D answers at once, with what D has and the refresh it started.
     const opened = await dan.api(`/api/v1/statuses/${rootOnD}/context`);
     expect(opened.status).toBe(200);
@@ -140,5 +144,196 @@ describe('a thread across four instances', () => {
     expect((await dan.api(`/api/v1_alpha/async_refreshes/${'x'.repeat(300)}`)).status).toBe(404);
     const anonymous = await fetch(d.at('/api/v1_alpha/async_refreshes/nope'));
     expect(anonymous.status).toBe(401);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hostile remotes
+
+interface Peer {
+  base: string;
+  host: string;
+  gets: string[];
+  close(): Promise<void>;
+}
+
+/** A server on loopback answering GETs with `doc(path)` as activity+json (404 for null; 'hang': never answers). */
+async function startPeer(doc: (path: string, base: string) => unknown): Promise<Peer> {
+  const gets: string[] = [];
+  const hanging: http.ServerResponse[] = [];
+  let base = '';
+  const server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    gets.push(path);
+    const body = doc(path, base);
+    if (body === 'hang') {
+      hanging.push(res);
+      return;
+    }
+    if (body === null || body === undefined) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Not Found"}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/activity+json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  base = `http://127.0.0.1:${port}`;
+  return {
+    base,
+    host: `127.0.0.1:${port}`,
+    gets,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+const AS = 'https://www.w3.org/ns/activitystreams';
+const actorDoc = (base: string) => ({ '@context': AS, id: `${base}/users/peer`, type: 'Person', preferredUsername: 'peer', inbox: `${base}/users/peer/inbox` });
+/** A public Note `path` of the peer's actor, replying to `parent`, its replies collection `replies` (embedded). */
+function noteDoc(base: string, path: string, n: number, parent: string | null, replies: unknown) {
+  return {
+    '@context': AS,
+    id: `${base}${path}`,
+    type: 'Note',
+    attributedTo: `${base}/users/peer`,
+    to: `${AS}#Public`,
+    cc: [`${base}/users/peer/followers`],
+    content: `<p>${path}</p>`,
+    published: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+    inReplyTo: parent,
+    replies,
+  };
+}
+const page = (base: string, path: string, items: string[], next: string | null = null) => ({
+  id: `${base}${path}/replies`,
+  type: 'Collection',
+  first: { type: 'CollectionPage', partOf: `${base}${path}/replies`, items, ...(next ? { next } : {}) },
+});
+
+describe('hostile remote threads', () => {
+  let e: TestRoost;
+  let erin: TestUser;
+  const peers: Peer[] = [];
+  const roots = new Map<string, string>();
+  const MAX_DEPTH = 20;
+  beforeAll(async () => {
+    e = await startTestRoost({ federation: { threadFetchMaxDepth: MAX_DEPTH, threadFetchTimeoutSeconds: 5, threadFetchHostRate: 200 } });
+    erin = await createTestUser(e, 'erin');
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(peers.map((p) => p.close()));
+    await e?.close();
+  });
+
+  /** The root at `url` stored on e (as a followed account's post would be), and its refresh once opened by erin, finished. */
+  async function openRemote(url: string) {
+    const ctx = e.federation.createContext(new URL(e.config.publicUrl), undefined);
+    const rootId = await fetchRemoteStatus(e.services, ctx, new URL(url), { depth: 0, budget: newFetchBudget() });
+    expect(rootId).not.toBeNull();
+    // Nobody signed in: nothing is fetched.
+    const anonymous = await fetch(e.at(`/api/v1/statuses/${rootId}/context`));
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.headers.get('mastodon-async-refresh')).toBeNull();
+    const opened = await erin.api(`/api/v1/statuses/${rootId}/context`);
+    expect(opened.status).toBe(200);
+    const refresh = refreshOf(opened.headers.get('mastodon-async-refresh'));
+    expect(refresh).not.toBeNull();
+    const done = await finished(erin, refresh!.id);
+    const context = (await erin.api(`/api/v1/statuses/${rootId}/context`)).body;
+    roots.set(url, rootId!);
+    return { rootId: rootId!, done, context };
+  }
+
+  it('a chain 10,000 replies deep: partial, within the depth bound', async () => {
+    const peer = await startPeer((path, base) => {
+      if (path === '/users/peer') return actorDoc(base);
+      const m = /^\/deep\/(\d+)$/.exec(path);
+      if (!m) return null;
+      const n = Number(m[1]);
+      if (n > 10_000) return null;
+      return noteDoc(base, path, n, n === 0 ? null : `${base}/deep/${n - 1}`, page(base, path, n < 10_000 ? [`${base}/deep/${n + 1}`] : []));
+    });
+    peers.push(peer);
+    const { done, context } = await openRemote(`${peer.base}/deep/0`);
+    expect(done.result_count).toBeGreaterThan(0);
+    expect(done.result_count).toBeLessThanOrEqual(MAX_DEPTH);
+    expect(context.descendants).toHaveLength(done.result_count);
+    // Nothing below the depth bound was asked for.
+    const deepest = Math.max(...peer.gets.flatMap((p) => (/^\/deep\/(\d+)$/.exec(p) ? [Number(/\d+$/.exec(p)![0])] : [])));
+    expect(deepest).toBeLessThanOrEqual(MAX_DEPTH);
+    expect(context.roost_completeness).toMatchObject({ unreachable_servers: [], complete: false });
+  }, 60_000);
+
+  it('a loop of replies and of pages: each read once', async () => {
+    const peer = await startPeer((path, base) => {
+      if (path === '/users/peer') return actorDoc(base);
+      // loop/0's replies name loop/1, and its page names itself as next; loop/1's replies name loop/0.
+      if (path === '/loop/0') return noteDoc(base, path, 0, null, { id: `${base}/loop/0/replies`, type: 'Collection', first: `${base}/loop/0/page` });
+      if (path === '/loop/0/page') return { '@context': AS, id: `${base}/loop/0/page`, type: 'CollectionPage', items: [`${base}/loop/1`], next: `${base}/loop/0/page` };
+      if (path === '/loop/1') return noteDoc(base, path, 1, `${base}/loop/0`, page(base, path, [`${base}/loop/0`, `${base}/loop/1`], `${base}/loop/0/page`));
+      return null;
+    });
+    peers.push(peer);
+    const { done, context } = await openRemote(`${peer.base}/loop/0`);
+    expect(done.result_count).toBe(1);
+    expect(context.descendants.map((s: { uri: string }) => s.uri)).toEqual([`${peer.base}/loop/1`]);
+    expect(peer.gets.filter((p) => p === '/loop/0/page')).toHaveLength(1);
+    expect(peer.gets.filter((p) => p === '/loop/1')).toHaveLength(1);
+  }, 60_000);
+
+  it('an unreachable server is named, and what could be had is had', async () => {
+    const closed = await startPeer(() => null);
+    await closed.close();
+    const peer = await startPeer((path, base) => {
+      if (path === '/users/peer') return actorDoc(base);
+      if (path === '/mixed/0') return noteDoc(base, path, 0, null, page(base, path, [`${base}/mixed/1`, `${closed.base}/notes/1`]));
+      if (path === '/mixed/1') return noteDoc(base, path, 1, `${base}/mixed/0`, page(base, path, []));
+      return null;
+    });
+    peers.push(peer);
+    const { done, context } = await openRemote(`${peer.base}/mixed/0`);
+    expect(done.result_count).toBe(1);
+    expect(context.descendants.map((s: { uri: string }) => s.uri)).toEqual([`${peer.base}/mixed/1`]);
+    expect(context.roost_completeness).toMatchObject({
+      known_replies: 1,
+      reported_replies: 2,
+      unreachable_servers: [closed.host],
+      complete: false,
+    });
+  }, 60_000);
+
+  it('a server that never answers holds the refresh no longer than its time bound', async () => {
+    const silent = await startPeer(() => 'hang');
+    peers.push(silent);
+    const peer = await startPeer((path, base) => {
+      if (path === '/users/peer') return actorDoc(base);
+      if (path === '/slow/0') return noteDoc(base, path, 0, null, page(base, path, [`${silent.base}/notes/1`, `${base}/slow/1`]));
+      if (path === '/slow/1') return noteDoc(base, path, 1, `${base}/slow/0`, page(base, path, []));
+      return null;
+    });
+    peers.push(peer);
+    const { done, context } = await openRemote(`${peer.base}/slow/0`);
+    expect(done).toMatchObject({ status: 'finished', result_count: 1 });
+    expect(silent.gets).toEqual(['/notes/1']);
+    // The other reply came meanwhile, and stays; the thread does not read whole.
+    expect(context.descendants.map((s: { uri: string }) => s.uri)).toEqual([`${peer.base}/slow/1`]);
+    expect(context.roost_completeness).toMatchObject({ known_replies: 1, reported_replies: 2, complete: false });
+  }, 60_000);
+
+  it('opening a thread costs a fixed number of statements, whatever its size', async () => {
+    const deep = [...roots].find(([url]) => url.endsWith('/deep/0'))![1];
+    const loop = [...roots].find(([url]) => url.endsWith('/loop/0'))![1];
+    let big: { body: { descendants: unknown[] } } | undefined;
+    let small: typeof big;
+    const qBig = await capturedStatements(e, async () => (big = await erin.api(`/api/v1/statuses/${deep}/context`)));
+    const qSmall = await capturedStatements(e, async () => (small = await erin.api(`/api/v1/statuses/${loop}/context`)));
+    expect(big!.body.descendants.length).toBeGreaterThan(1);
+    expect(small!.body.descendants).toHaveLength(1);
+    expect(qBig).toEqual(qSmall);
   });
 });

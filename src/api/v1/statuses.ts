@@ -29,7 +29,7 @@ import { editStatus } from '../../services/status-edits.ts';
 import { scheduleStatus } from '../../services/scheduled-statuses.ts';
 import { renderScheduledStatus } from './scheduled_statuses.ts';
 import { setConversationMute } from '../../services/conversations.ts';
-import { openThread, threadRoot } from '../../services/threads.ts';
+import { openThread } from '../../services/threads.ts';
 import { threadCompleteness } from '../../services/reads/threads.ts';
 
 /** The `retry` of a thread's Mastodon-Async-Refresh header: seconds a client waits before asking again (Mastodon's 3). */
@@ -169,8 +169,7 @@ export function statusRoutes(router: Router, services: Services): void {
     // (services/threads.ts): Mastodon 4.5's async refresh header while that runs, and Roost's
     // `roost_completeness` (an extra key Mastodon clients ignore): what is known here against what
     // the servers report, and which could not be reached.
-    const rootId = await threadRoot(services, s.id);
-    const refresh = await openThread(services, rootId, viewerId);
+    const { rootId, refresh } = await openThread(services, s.id, viewerId);
     const completeness = await threadCompleteness(services, rootId);
     const headers: Record<string, string> = refresh
       ? { 'mastodon-async-refresh': `id="${refresh.id}", retry=${THREAD_REFRESH_RETRY_SECONDS}, result_count=${refresh.result_count}` }

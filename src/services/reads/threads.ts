@@ -25,7 +25,7 @@ export interface ThreadCompleteness {
 /** How far down the thread is counted (Mastodon's CONTEXT_LIMIT). */
 const MAX_DEPTH = 4096;
 
-/** The completeness of the thread rooted at `rootId` (services/threads.ts threadRoot). */
+/** The completeness of the thread rooted at `rootId` (as services/threads.ts openThread finds it). */
 export async function threadCompleteness(services: Services, rootId: string): Promise<ThreadCompleteness> {
   const [counts] = await services.db.sql.query<{ known: number; reported: number; checked: number; unreachable: string[] | null; finished_at: Date | null }>(
     `with recursive t(id, depth) as (
