@@ -89,14 +89,19 @@ export async function localThread(services: Services, conversationId: string): P
   return rows.length > 0;
 }
 
-/** One page of a thread's statuses anybody may see (URIs, oldest first) after the status id `after`. */
-export async function contextPage(services: Services, conversationId: string, after: string | null): Promise<{ uris: string[]; next: string | null }> {
+/** One page of a thread's statuses (URIs, oldest first) after the status id `after`, as `requesterId` may be shown them (repliesPage). */
+export async function contextPage(
+  services: Services,
+  conversationId: string,
+  after: string | null,
+  requesterId: string | null = null,
+): Promise<{ uris: string[]; next: string | null }> {
   const rows = await services.db.sql.query<{ id: string; uri: string }>(
     `select r.id::text, r.uri from statuses r
-      where r.conversation_id = $1 and r.reblog_of_id is null and ${servedReplySql('null::bigint')}
+      where r.conversation_id = $1 and r.reblog_of_id is null and ${servedReplySql('$3::bigint')}
         and ($2::bigint is null or r.id > $2::bigint)
       order by r.id limit ${CONTEXT_PAGE_SIZE + 1}`,
-    [conversationId, after],
+    [conversationId, after, requesterId],
   );
   const page = rows.slice(0, CONTEXT_PAGE_SIZE);
   return { uris: page.map((r) => r.uri), next: rows.length > CONTEXT_PAGE_SIZE ? page[page.length - 1]!.id : null };

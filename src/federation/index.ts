@@ -360,10 +360,10 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
   // A thread rooted here as a collection of its statuses (FEP-7888 `context`, Mastodon 4.5's
   // /contexts): the URIs of those anybody may see, oldest first, 60 a page, with their count.
   federation
-    .setCollectionDispatcher('context', Note, '/contexts/{id}', async (_ctx, { id }, cursor) => {
+    .setCollectionDispatcher('context', Note, '/contexts/{id}', async (ctx, { id }, cursor) => {
       if (!(await localThread(services, id))) return null;
       if (cursor === null) return { items: [] };
-      const page = await contextPage(services, id, cursor === FIRST_REPLIES_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor);
+      const page = await contextPage(services, id, cursor === FIRST_REPLIES_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor, await requesterId(ctx));
       return { items: page.uris.map((u) => new URL(u)) as unknown as Note[], nextCursor: page.next };
     })
     .setFirstCursor(async (_ctx, { id }) => ((await localThread(services, id)) ? FIRST_REPLIES_PAGE : null))

@@ -4,9 +4,11 @@
  * follows A's author: opening the thread on D answers at once with Mastodon 4.5's async refresh,
  * and the refresh brings in the replies from B and C (through A's replies and context collections
  * and B's replies collection); the completeness reads whole afterwards, the thread rests for its
- * cooldown, and with C stopped the next refresh names C as unreachable. Then hostile remotes (a
- * fake server): a chain 10,000 replies deep, a loop of replies and pages, an unreachable host and
- * one that never answers: partial results, each refresh finished within its bounds, never a hang.
+ * cooldown, and with C stopped the next refresh names C as unreachable. A and B run in
+ * authorized-fetch mode, so the walk's fetches are signed. Then hostile remotes (a fake server): a
+ * chain 10,000 replies deep, a loop of replies and pages, an unreachable host and one that never
+ * answers: partial results, each refresh finished within its bounds, never a hang. Last, what
+ * Roost serves: replies and the thread's context collection, only what the requester may see.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +17,7 @@ import { capturedStatements, startTestRoost, eventually, type TestRoost } from '
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { fetchRemoteStatus, newFetchBudget } from '../../src/federation/remote-statuses.ts';
+import { repliesPage } from '../../src/federation/collections.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 
 const W = 30_000;
@@ -30,7 +33,9 @@ let carol: TestUser;
 let dan: TestUser;
 
 beforeAll(async () => {
-  [a, b, c, d] = await Promise.all([startTestRoost(), startTestRoost(), startTestRoost(), startTestRoost({}, { clock })]);
+  // A and B in authorized-fetch mode: the walk must sign its fetches.
+  const secure = { federation: { authorizedFetch: true } };
+  [a, b, c, d] = await Promise.all([startTestRoost(secure), startTestRoost(secure), startTestRoost(), startTestRoost({}, { clock })]);
   [alice, bob, carol, dan] = await Promise.all([createTestUser(a, 'alice'), createTestUser(b, 'bob'), createTestUser(c!, 'carol'), createTestUser(d, 'dan')]);
 }, 120_000);
 afterAll(async () => {
@@ -84,6 +89,8 @@ describe('a thread across four instances', () => {
     const rootOnC = await eventually(() => idOn(c!, root.uri), W, 'the root on C');
     const r3 = await post(carol, { status: `@alice@${a.config.domain} from C, to A`, in_reply_to_id: rootOnC });
     await eventually(() => idOn(a, r3.uri), W, "C's reply on A");
+    // A serves nothing to an unsigned fetch.
+    expect((await fetch(`${root.uri}/replies`, { headers: { accept: 'application/activity+json' } })).status).toBe(401);
     // D holds none of the replies: nobody it follows wrote or delivered them.
     for (const r of [r1, r2, r3]) expect(await idOn(d, r.uri)).toBeUndefined();
 
@@ -215,7 +222,7 @@ const page = (base: string, path: string, items: string[], next: string | null =
   first: { type: 'CollectionPage', partOf: `${base}${path}/replies`, items, ...(next ? { next } : {}) },
 });
 
-describe('hostile remote threads', () => {
+describe('hostile remote threads, and the collections served', () => {
   let e: TestRoost;
   let erin: TestUser;
   const peers: Peer[] = [];
@@ -335,5 +342,37 @@ describe('hostile remote threads', () => {
     expect(big!.body.descendants.length).toBeGreaterThan(1);
     expect(small!.body.descendants).toHaveLength(1);
     expect(qBig).toEqual(qSmall);
+  });
+
+  it('serves replies and the thread only as the requester may see them, with their counts', async () => {
+    const [pub, priv, gone, banned] = await Promise.all(['pub', 'priv', 'gone', 'banned'].map((n) => createTestUser(e, n)));
+    const root = await post(erin, { status: 'Served thread' });
+    const replies: Record<string, { id: string; uri: string }> = {};
+    for (const [u, visibility] of [[pub, 'public'], [priv, 'private'], [gone, 'public'], [banned, 'unlisted']] as const) {
+      replies[u.account.username] = await post(u, { status: 'a reply', in_reply_to_id: root.id, visibility });
+    }
+    expect((await gone.api(`/api/v1/statuses/${replies.gone!.id}`, { method: 'DELETE' })).status).toBe(200);
+    await e.services.db.sql.query(`update accounts set suspended_at = now() where id = $1`, [banned.account.id]);
+    const get = async (url: string) => (await (await fetch(url, { headers: { accept: 'application/activity+json' } })).json()) as Record<string, any>;
+    const note = await get(root.uri);
+    expect(note.replies).toMatchObject({ id: `${root.uri}/replies`, totalItems: 1, first: { items: replies.pub!.uri } });
+    const collection = await get(`${root.uri}/replies`);
+    expect(collection).toMatchObject({ type: 'Collection', totalItems: 1 });
+    expect([(await get(collection.first)).items].flat()).toEqual([replies.pub!.uri]);
+    // The thread's collection (FEP-7888): the root and the one reply anybody may see.
+    const context = await get(note.context);
+    expect(context).toMatchObject({ id: note.context, type: 'Collection', totalItems: 2 });
+    expect((await get(context.first)).items).toEqual([root.uri, replies.pub!.uri]);
+    // A requester known by its signature (authorized fetch) is not shown the replies of an
+    // author who blocks its domain.
+    const [requester] = await e.services.db.sql.query<{ id: string; domain: string }>(`select id::text, domain from accounts where domain is not null limit 1`);
+    await e.services.db.sql.query(`insert into account_domain_blocks (id, account_id, domain, created_at) values ($1, $2, $3, now())`, [
+      e.services.ids.next(),
+      pub.account.id,
+      requester!.domain,
+    ]);
+    const rootId = root.id;
+    expect((await repliesPage(e.services, rootId, null, requester!.id)).uris).toEqual([]);
+    expect((await repliesPage(e.services, rootId, null, null)).uris).toEqual([replies.pub!.uri]);
   });
 });
