@@ -42,8 +42,15 @@ interface Node {
   uri: string;
   local: boolean;
   depth: number;
-  /** The status's document when this walk fetched it already. */
+  /** What the walk needs of the status's document (its `replies`, `context`) when it fetched it already. */
   doc?: Record<string, unknown>;
+}
+
+/** A walked status's collections, kept while it waits in the queue if they are small (else it is fetched again). */
+const KEPT_BYTES = 64 * 1024;
+function kept(document: Record<string, unknown>): Record<string, unknown> | undefined {
+  const doc = { replies: document.replies, context: document.context };
+  return JSON.stringify(doc).length <= KEPT_BYTES ? doc : undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -223,7 +230,7 @@ class ThreadWalk {
     const id = await persistFetchedStatus(this.#services, this.#ctx, url, object, { depth: 0, budget: newFetchBudget() });
     if (!id) return null;
     await countThreadResults(this.#services, this.#job.refreshId, 1);
-    return { id, uri: url.href, local: false, depth, doc: loaded.document };
+    return { id, uri: url.href, local: false, depth, doc: kept(loaded.document) };
   }
 
   /**
