@@ -22,8 +22,9 @@ export interface ThreadCompleteness {
   checked_at: string | null;
 }
 
-/** How far down the thread is counted (Mastodon's CONTEXT_LIMIT). */
+/** How far down, and how many of the thread's statuses, are counted (Mastodon's CONTEXT_LIMIT). */
 const MAX_DEPTH = 4096;
+const MAX_STATUSES = 4096;
 
 /** The completeness of the thread rooted at `rootId` (as services/threads.ts openThread finds it). */
 export async function threadCompleteness(services: Services, rootId: string): Promise<ThreadCompleteness> {
@@ -32,7 +33,7 @@ export async function threadCompleteness(services: Services, rootId: string): Pr
        select $1::bigint, 0
        union all
        select s.id, t.depth + 1 from statuses s join t on s.in_reply_to_id = t.id where t.depth < ${MAX_DEPTH} and s.deleted_at is null
-     )
+     ), thread as (select id from t limit ${MAX_STATUSES})
      select coalesce(sum(least(r.reported, (
               select count(*) from statuses c
                where c.in_reply_to_id = t.id and c.deleted_at is null and c.visibility in ('public', 'unlisted')))), 0)::int as known,
@@ -40,7 +41,7 @@ export async function threadCompleteness(services: Services, rootId: string): Pr
             count(r.status_id)::int as checked,
             (select unreachable_hosts from thread_refreshes where root_status_id = $1) as unreachable,
             (select finished_at from thread_refreshes where root_status_id = $1) as finished_at
-       from t join status_reply_reports r on r.status_id = t.id`,
+       from thread t join status_reply_reports r on r.status_id = t.id`,
     [rootId],
   );
   const known = Number(counts?.known ?? 0);
