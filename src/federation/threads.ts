@@ -24,7 +24,7 @@ import { Object as AsObject } from '@fedify/vocab';
 import type { DocumentLoader } from '@fedify/vocab-runtime';
 import type { Services } from '../context.ts';
 import { statusByUri } from '../services/remote-statuses.ts';
-import { countThreadResults, finishThreadRefresh, recordReplyReport, type ThreadFetchJob } from '../services/threads.ts';
+import { beginThreadFetch, countThreadResults, finishThreadRefresh, recordReplyReport, type ThreadFetchJob } from '../services/threads.ts';
 import { newFetchBudget, persistFetchedStatus } from './remote-statuses.ts';
 import { freshDocumentLoader } from './lookup.ts';
 import type { RoostFederation } from './index.ts';
@@ -71,16 +71,18 @@ function httpUrl(v: string | null): URL | null {
 /** The next moment each host may be asked, per instance (a walk waits for its turn). */
 const hostSlots = new WeakMap<Services, Map<string, number>>();
 
-/** Runs the walk of `job`, then marks its refresh finished whatever happened. */
+/** Runs the walk of `job` for the refresh running on its thread, then marks that refresh finished whatever happened. */
 export async function fetchThread(services: Services, federation: RoostFederation, job: ThreadFetchJob): Promise<void> {
-  const walk = new ThreadWalk(services, federation, job);
+  const refreshId = await beginThreadFetch(services, job.rootId);
+  if (!refreshId) return;
+  const walk = new ThreadWalk(services, federation, job.rootId, refreshId);
   try {
     await walk.run();
   } catch (e) {
     services.log.warn({ err: e, rootId: job.rootId }, 'thread fetch failed');
   } finally {
     walk.close();
-    await finishThreadRefresh(services, job.refreshId, [...walk.unreachable]);
+    await finishThreadRefresh(services, refreshId, [...walk.unreachable]);
   }
 }
 
@@ -88,7 +90,8 @@ class ThreadWalk {
   readonly unreachable = new Set<string>();
   readonly #services: Services;
   readonly #federation: RoostFederation;
-  readonly #job: ThreadFetchJob;
+  readonly #rootId: string;
+  readonly #refreshId: string;
   readonly #abort = new AbortController();
   readonly #timer: ReturnType<typeof setTimeout>;
   readonly #seen = new Set<string>();
@@ -101,10 +104,11 @@ class ThreadWalk {
   #pages = 0;
   #full = false;
 
-  constructor(services: Services, federation: RoostFederation, job: ThreadFetchJob) {
+  constructor(services: Services, federation: RoostFederation, rootId: string, refreshId: string) {
     this.#services = services;
     this.#federation = federation;
-    this.#job = job;
+    this.#rootId = rootId;
+    this.#refreshId = refreshId;
     this.#ownOrigin = new URL(services.config.publicUrl).origin;
     this.#timer = setTimeout(() => this.#abort.abort(new Error('thread fetch deadline')), services.config.federation.threadFetchTimeoutSeconds * 1000);
   }
@@ -125,7 +129,7 @@ class ThreadWalk {
   async run(): Promise<void> {
     const [root] = await this.#services.db.sql.query<{ id: string; uri: string; local: boolean }>(
       `select id::text, uri, local from statuses where id = $1 and deleted_at is null`,
-      [this.#job.rootId],
+      [this.#rootId],
     );
     if (!root) return;
     this.#ctx = this.#federation.createContext(new URL(this.#services.config.publicUrl), undefined);
@@ -229,7 +233,7 @@ class ThreadWalk {
     this.#brought++;
     const id = await persistFetchedStatus(this.#services, this.#ctx, url, object, { depth: 0, budget: newFetchBudget() });
     if (!id) return null;
-    await countThreadResults(this.#services, this.#job.refreshId, 1);
+    await countThreadResults(this.#services, this.#refreshId, 1);
     return { id, uri: url.href, local: false, depth, doc: kept(loaded.document) };
   }
 

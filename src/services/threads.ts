@@ -18,9 +18,9 @@ export const THREAD_FETCH_JOB = 'threads.fetch';
 /** Its own lane, so a slow remote never holds up effects. */
 export const THREAD_FETCH_QUEUE = 'threads';
 
+/** The job names the thread; it serves the refresh running for it when it starts (beginThreadFetch). */
 export interface ThreadFetchJob {
   rootId: string;
-  refreshId: string;
 }
 
 /** Mastodon's AsyncRefresh entity. */
@@ -93,7 +93,7 @@ async function refreshFor(
       [rootId, refreshId, now, new Date(now.getTime() - cooldown * 1000), stale],
     );
     if (!row) return false;
-    const job: ThreadFetchJob = { rootId, refreshId };
+    const job: ThreadFetchJob = { rootId };
     await schedule(sql, THREAD_FETCH_JOB, job, { queue: THREAD_FETCH_QUEUE, maxAttempts: 1, dedupeKey: `${THREAD_FETCH_JOB}:${rootId}`, clock: services.clock });
     return true;
   });
@@ -115,6 +115,18 @@ export async function asyncRefresh(services: Services, id: string): Promise<Asyn
   if (!row) return null;
   const running = row.state === 'running' && new Date(row.started_at) > staleBefore(services, services.clock.now());
   return { id, status: running ? 'running' : 'finished', result_count: Number(row.result_count) };
+}
+
+/**
+ * The walk of the thread `rootId` starts: the id of the refresh running for it, its clock (time
+ * bound, staleness) restarted now, as the job may have waited in its lane; null when none runs.
+ */
+export async function beginThreadFetch(services: Services, rootId: string): Promise<string | null> {
+  const [row] = await services.db.sql.query<{ refresh_id: string }>(
+    `update thread_refreshes set started_at = $2 where root_status_id = $1 and state = 'running' returning refresh_id`,
+    [rootId, services.clock.now()],
+  );
+  return row?.refresh_id ?? null;
 }
 
 /** The walk of refresh `refreshId` brought `n` more statuses in. */
