@@ -48,19 +48,27 @@ export async function openThread(services: Services, statusId: string, viewerId:
   const now = services.clock.now();
   const { threadFetchCooldownSeconds: cooldown, threadFetchMaxStatuses: max } = services.config.federation;
   const stale = staleBefore(services, now);
-  // The root and its refresh, in one statement.
-  const [found] = await services.db.sql.query<{ root_id: string; refresh_id: string | null; state: string | null; result_count: number | null; started_at: Date | null }>(
+  // The root, whether its thread has anything to fetch (a remote status: the root, or anything in
+  // its conversation), and its refresh, in one statement.
+  const [found] = await services.db.sql.query<{
+    root_id: string; fetchable: boolean; refresh_id: string | null; state: string | null; result_count: number | null; started_at: Date | null;
+  }>(
     `with recursive up(id, parent, depth) as (
        select s.id, s.in_reply_to_id, 0 from statuses s where s.id = $1
        union all
        select s.id, s.in_reply_to_id, up.depth + 1 from statuses s join up on s.id = up.parent where up.depth < ${MAX_ANCESTORS}
      ), root as (select id from up order by depth desc limit 1)
-     select root.id::text as root_id, r.refresh_id, r.state, r.result_count, r.started_at
-       from root left join thread_refreshes r on r.root_status_id = root.id`,
+     select root.id::text as root_id,
+            (not s.local or (s.conversation_id is not null and exists (
+               select 1 from statuses o where o.conversation_id = s.conversation_id and not o.local and o.deleted_at is null))) as fetchable,
+            r.refresh_id, r.state, r.result_count, r.started_at
+       from root join statuses s on s.id = root.id left join thread_refreshes r on r.root_status_id = root.id`,
     [statusId],
   );
   const rootId = found?.root_id ?? statusId;
-  return { rootId, refresh: await refreshFor(services, rootId, viewerId, found?.refresh_id ? (found as Current) : null, { now, cooldown, max, stale }) };
+  const current = found?.refresh_id ? (found as Current) : null;
+  if (!found?.fetchable && !current) return { rootId, refresh: null };
+  return { rootId, refresh: await refreshFor(services, rootId, viewerId, current, { now, cooldown, max, stale }) };
 }
 
 type Current = { refresh_id: string; state: string; result_count: number; started_at: Date };
@@ -78,14 +86,10 @@ async function refreshFor(
   if (current && new Date(current.started_at).getTime() > now.getTime() - cooldown * 1000) return null;
   const refreshId = randomBytes(18).toString('base64url');
   const started = await services.db.sql.transaction(async (sql) => {
-    // Only a thread that holds a remote status (its root, or anything in its conversation) has
-    // anything to fetch; the row is taken only if no refresh runs (another request may have won).
+    // The row is taken only if no refresh runs (another request may have won).
     const [row] = await sql.query<{ refresh_id: string }>(
       `insert into thread_refreshes (root_status_id, refresh_id, state, result_count, started_at)
-       select s.id, $2, 'running', 0, $3 from statuses s
-        where s.id = $1 and s.deleted_at is null
-          and (not s.local or (s.conversation_id is not null and exists (
-                select 1 from statuses o where o.conversation_id = s.conversation_id and not o.local and o.deleted_at is null)))
+       select s.id, $2, 'running', 0, $3 from statuses s where s.id = $1 and s.deleted_at is null
        on conflict (root_status_id) do update set refresh_id = excluded.refresh_id, state = 'running', result_count = 0,
               started_at = excluded.started_at, finished_at = null
         where thread_refreshes.started_at <= $4 and (thread_refreshes.state = 'finished' or thread_refreshes.started_at <= $5)

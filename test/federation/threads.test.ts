@@ -353,6 +353,13 @@ describe('hostile remote threads, and the collections served', () => {
     }
     expect((await gone.api(`/api/v1/statuses/${replies.gone!.id}`, { method: 'DELETE' })).status).toBe(200);
     await e.services.db.sql.query(`update accounts set suspended_at = now() where id = $1`, [banned.account.id]);
+    // A thread wholly local has nothing to fetch: opening it starts nothing and writes nothing.
+    const local = await erin.api(`/api/v1/statuses/${root.id}/context`);
+    expect(local.headers.get('mastodon-async-refresh')).toBeNull();
+    expect(local.body.roost_completeness).toEqual({
+      known_replies: 0, reported_replies: 0, statuses_checked: 0, unreachable_servers: [], complete: null, checked_at: null, refreshing: false,
+    });
+    expect(await e.services.db.sql.query(`select 1 from thread_refreshes where root_status_id = $1`, [root.id])).toEqual([]);
     const get = async (url: string) => (await (await fetch(url, { headers: { accept: 'application/activity+json' } })).json()) as Record<string, any>;
     const note = await get(root.uri);
     expect(note.replies).toMatchObject({ id: `${root.uri}/replies`, totalItems: 1, first: { items: replies.pub!.uri } });
