@@ -7,8 +7,9 @@
  * cooldown, and with C stopped the next refresh names C as unreachable. A and B run in
  * authorized-fetch mode, so the walk's fetches are signed. Then hostile remotes (a fake server): a
  * chain 10,000 replies deep, a loop of replies and pages, an unreachable host and one that never
- * answers: partial results, each refresh finished within its bounds, never a hang. Last, what
+ * answers: partial results, each refresh finished within its bounds, never a hang. Then what
  * Roost serves: replies and the thread's context collection, only what the requester may see.
+ * Last, one host asked no faster than its rate.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -382,4 +383,39 @@ describe('hostile remote threads, and the collections served', () => {
     expect((await repliesPage(e.services, rootId, null, requester!.id)).uris).toEqual([]);
     expect((await repliesPage(e.services, rootId, null, null)).uris).toEqual([replies.pub!.uri]);
   });
+});
+
+describe('the per-host rate', () => {
+  let f: TestRoost;
+  let fay: TestUser;
+  let peer: Peer;
+  beforeAll(async () => {
+    f = await startTestRoost({ federation: { threadFetchHostRate: 1, threadFetchTimeoutSeconds: 3 } });
+    fay = await createTestUser(f, 'fay');
+    peer = await startPeer((path, base) => {
+      if (path === '/users/peer') return actorDoc(base);
+      const m = /^\/wide\/(\d+)$/.exec(path);
+      if (!m) return null;
+      const n = Number(m[1]);
+      if (n === 0) return noteDoc(base, path, 0, null, page(base, path, Array.from({ length: 20 }, (_, i) => `${base}/wide/${i + 1}`)));
+      return n <= 20 ? noteDoc(base, path, n, `${base}/wide/0`, page(base, path, [])) : null;
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await peer?.close();
+    await f?.close();
+  });
+
+  it('one host is asked no faster than its rate, however much it lists', async () => {
+    const ctx = f.federation.createContext(new URL(f.config.publicUrl), undefined);
+    const rootId = await fetchRemoteStatus(f.services, ctx, new URL(`${peer.base}/wide/0`), { depth: 0, budget: newFetchBudget() });
+    const before = peer.gets.length;
+    const refresh = refreshOf((await fay.api(`/api/v1/statuses/${rootId}/context`)).headers.get('mastodon-async-refresh'));
+    const done = await finished(fay, refresh!.id);
+    // At 1 request a second for 3 seconds: the root and at most three of its twenty replies.
+    const asked = peer.gets.length - before;
+    expect(asked).toBeGreaterThanOrEqual(1);
+    expect(asked).toBeLessThanOrEqual(4);
+    expect(done.result_count).toBeLessThanOrEqual(3);
+  }, 60_000);
 });
