@@ -98,6 +98,18 @@ export interface RoostConfig {
      * actor) while a local status is posted or edited; one not resolved in time stays plain text.
      */
     mentionLookupTimeoutSeconds: number;
+    /**
+     * Fetching a thread's missing replies when it is opened (src/federation/threads.ts): at most
+     * this many statuses brought in, collection pages read and levels below the root, within this
+     * many seconds, at most `threadFetchHostRate` requests a second to one host, and once per
+     * thread per `threadFetchCooldownSeconds`.
+     */
+    threadFetchMaxStatuses: number;
+    threadFetchMaxPages: number;
+    threadFetchMaxDepth: number;
+    threadFetchTimeoutSeconds: number;
+    threadFetchHostRate: number;
+    threadFetchCooldownSeconds: number;
   };
   /**
    * How long the outbox keeps a fact (table outbox_events, the trace of what happened) once it is
@@ -605,6 +617,43 @@ const SPECS: Record<string, KeySpec> = {
     file: 'federation.mentionLookupTimeoutSeconds',
     parse: integer(1, 60),
     default: () => 5,
+  },
+  // As Mastodon 4.5's FetchAllRepliesWorker (1000 statuses, 500 pages, a 15-minute cooldown).
+  'federation.threadFetchMaxStatuses': {
+    env: 'ROOST_THREAD_FETCH_MAX_STATUSES',
+    file: 'federation.threadFetchMaxStatuses',
+    parse: integer(0, 100_000),
+    default: () => 1000,
+  },
+  'federation.threadFetchMaxPages': {
+    env: 'ROOST_THREAD_FETCH_MAX_PAGES',
+    file: 'federation.threadFetchMaxPages',
+    parse: integer(0, 100_000),
+    default: () => 500,
+  },
+  'federation.threadFetchMaxDepth': {
+    env: 'ROOST_THREAD_FETCH_MAX_DEPTH',
+    file: 'federation.threadFetchMaxDepth',
+    parse: integer(1, 4096),
+    default: () => 100,
+  },
+  'federation.threadFetchTimeoutSeconds': {
+    env: 'ROOST_THREAD_FETCH_TIMEOUT',
+    file: 'federation.threadFetchTimeoutSeconds',
+    parse: integer(1, 3600),
+    default: () => 60,
+  },
+  'federation.threadFetchHostRate': {
+    env: 'ROOST_THREAD_FETCH_HOST_RATE',
+    file: 'federation.threadFetchHostRate',
+    parse: integer(1, 1000),
+    default: () => 5,
+  },
+  'federation.threadFetchCooldownSeconds': {
+    env: 'ROOST_THREAD_FETCH_COOLDOWN',
+    file: 'federation.threadFetchCooldownSeconds',
+    parse: integer(0, 7 * 86_400),
+    default: () => 900,
   },
   trustedProxies: {
     env: 'ROOST_TRUSTED_PROXIES',

@@ -47,6 +47,8 @@ import { EVENT_JOB, TIMER_JOB, type OutboxRecord, type TimerEvent } from './even
 import { handleTimer } from './services/timers.ts';
 import { setRemoteAccountResolver } from './services/remote-mentions.ts';
 import { lookupRemoteAccount } from './federation/lookup.ts';
+import { fetchThread } from './federation/threads.ts';
+import { THREAD_FETCH_JOB, THREAD_FETCH_QUEUE, type ThreadFetchJob } from './services/threads.ts';
 import { createDomainPolicy } from './services/domain-policy.ts';
 import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
@@ -73,6 +75,8 @@ export const SAFETY_NET_POLL_MS = 30_000;
 
 /** Push deliveries in flight per process (src/push/delivery.ts). */
 export const PUSH_CONCURRENCY = 32;
+/** Threads walked at once by one process (src/federation/threads.ts). */
+export const THREAD_FETCH_CONCURRENCY = 2;
 
 export interface OpenOptions {
   /** A logger already made (startRoost makes one before it binds the port). */
@@ -384,6 +388,21 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     );
     stops.push(async () => closePushConnections(services));
     stops.push(() => pushWorkers.stop());
+    // Threads' missing replies (src/federation/threads.ts): a lane of their own, as each walk may
+    // wait on slow servers for up to federation.threadFetchTimeoutSeconds.
+    const threadWorkers = scoped(() =>
+      startWorkers({
+        sql: services.db.sql,
+        clock: services.clock,
+        log,
+        queue: THREAD_FETCH_QUEUE,
+        concurrency: THREAD_FETCH_CONCURRENCY,
+        listener,
+        pollIntervalMs: SAFETY_NET_POLL_MS,
+        handlers: { [THREAD_FETCH_JOB]: (payload: unknown) => fetchThread(services, federation, payload as ThreadFetchJob) },
+      }),
+    );
+    stops.push(() => threadWorkers.stop());
     // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane, through
     // this instance's own transport (its timeouts and address guard), closed after the lanes stop.
     const transport = createOutboundTransport({

@@ -38,6 +38,12 @@ describe('loadConfig', () => {
       circuitSpanSeconds: 604_800,
       circuitProbeSeconds: 3600,
       mentionLookupTimeoutSeconds: 5,
+      threadFetchMaxStatuses: 1000,
+      threadFetchMaxPages: 500,
+      threadFetchMaxDepth: 100,
+      threadFetchTimeoutSeconds: 60,
+      threadFetchHostRate: 5,
+      threadFetchCooldownSeconds: 900,
     });
     expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');

@@ -12,6 +12,7 @@ import { accountRelationshipRoutes } from './v1/accounts/relationships.ts';
 import { followRequestRoutes } from './v1/follow_requests.ts';
 import { blocksRoutes } from './v1/blocks.ts';
 import { statusRoutes } from './v1/statuses.ts';
+import { asyncRefreshRoutes } from './v1_alpha/async_refreshes.ts';
 import { pollRoutes } from './v1/polls.ts';
 import { scheduledStatusRoutes } from './v1/scheduled_statuses.ts';
 import { timelineRoutes } from './v1/timelines.ts';
@@ -73,6 +74,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   blocksRoutes(router, services);
   accountCollectionRoutes(router, services);
   statusRoutes(router, services);
+  asyncRefreshRoutes(router, services);
   pollRoutes(router, services);
   scheduledStatusRoutes(router, services);
   timelineRoutes(router, services);

@@ -35,6 +35,8 @@ export interface ScheduleOptions {
   maxAttempts?: number;
   /** Jobs with the same ordering key run one at a time, in the order scheduled. */
   orderingKey?: string;
+  /** The queue (a lane with workers of its own in the composition root); 'default' otherwise. */
+  queue?: string;
   clock?: Clock;
 }
 
@@ -53,7 +55,7 @@ export async function cancelTimers(sql: Sql, dedupeKeys: readonly string[]): Pro
 export async function schedule(sql: Sql, kind: string, payload: unknown, opts: ScheduleOptions = {}): Promise<void> {
   await enqueue(
     sql,
-    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts, orderingKey: opts.orderingKey },
+    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts, orderingKey: opts.orderingKey, queue: opts.queue },
     { clock: opts.clock },
   );
 }

@@ -52,7 +52,7 @@ import { fetchAuthorizer } from './authorized-fetch.ts';
 import { unverifiedCreateHandler } from './inbox/forwarded.ts';
 import { parseActivitiesOnce } from './fedify-seams.ts';
 import { createInboxFastPath, SIGNATURE_TIME_WINDOW, type InboxFastPath } from './inbox-fast.ts';
-import { featuredStatusIds, FIRST_REPLIES_PAGE, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
+import { contextCount, contextPage, featuredStatusIds, FIRST_REPLIES_PAGE, localThread, repliesCount, repliesPage, statusCounters, withNoteCollections } from './collections.ts';
 
 export type RoostFederation = Federation<void>;
 
@@ -334,17 +334,43 @@ export function createRoostFederation({ services, kv, queue }: FederationDeps): 
     const s = await localStatus(identifier, id);
     return s && !s.deleted && !s.reblogOfId && (s.note.visibility === 'public' || s.note.visibility === 'unlisted') ? s : null;
   };
+  // With authorized fetch the requester is known: replies by accounts that block it or its
+  // domain are left out (as Mastodon's StatusPolicy); without, everybody is shown the same.
+  const requesterId = async (ctx: { getSignedKeyOwner(): Promise<{ id: URL | null } | null> }) => {
+    if (!config.federation.authorizedFetch) return null;
+    const owner = await ctx.getSignedKeyOwner().catch(() => null);
+    if (!owner?.id) return null;
+    const [row] = await services.db.sql.query<{ id: string }>(`select id::text from accounts where uri = $1`, [owner.id.href]);
+    return row?.id ?? null;
+  };
   federation
-    .setCollectionDispatcher('replies', Note, '/users/{identifier}/statuses/{id}/replies', async (_ctx, { identifier, id }, cursor) => {
+    .setCollectionDispatcher('replies', Note, '/users/{identifier}/statuses/{id}/replies', async (ctx, { identifier, id }, cursor) => {
       const s = await publicStatus(identifier, id);
       if (!s) return null;
       if (cursor === null) return { items: [] };
-      const page = await repliesPage(services, s.id, cursor === FIRST_REPLIES_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor);
+      const page = await repliesPage(services, s.id, cursor === FIRST_REPLIES_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor, await requesterId(ctx));
       // The items are the replies' URIs, as Mastodon lists them (Fedify types custom collection
       // items as objects, but builds the page with a constructor that takes URLs too).
       return { items: page.uris.map((u) => new URL(u)) as unknown as Note[], nextCursor: page.next };
     })
     .setFirstCursor(async (_ctx, { identifier, id }) => ((await publicStatus(identifier, id)) ? FIRST_REPLIES_PAGE : null))
+    // How many replies anybody may see: what a peer measures the thread's completeness by.
+    .setCounter(async (_ctx, { identifier, id }) => {
+      const s = await publicStatus(identifier, id);
+      return s ? repliesCount(services, s.id) : null;
+    })
+    .authorize((ctx) => mayFetchDocuments(ctx));
+  // A thread rooted here as a collection of its statuses (FEP-7888 `context`, Mastodon 4.5's
+  // /contexts): the URIs of those anybody may see, oldest first, 60 a page, with their count.
+  federation
+    .setCollectionDispatcher('context', Note, '/contexts/{id}', async (ctx, { id }, cursor) => {
+      if (!(await localThread(services, id))) return null;
+      if (cursor === null) return { items: [] };
+      const page = await contextPage(services, id, cursor === FIRST_REPLIES_PAGE || !/^\d{1,20}$/.test(cursor) ? null : cursor, await requesterId(ctx));
+      return { items: page.uris.map((u) => new URL(u)) as unknown as Note[], nextCursor: page.next };
+    })
+    .setFirstCursor(async (_ctx, { id }) => ((await localThread(services, id)) ? FIRST_REPLIES_PAGE : null))
+    .setCounter(async (_ctx, { id }) => ((await localThread(services, id)) ? contextCount(services, id) : null))
     .authorize((ctx) => mayFetchDocuments(ctx));
   for (const [name, field] of [['likes', 'likes'], ['shares', 'shares']] as const) {
     federation

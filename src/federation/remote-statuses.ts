@@ -200,6 +200,15 @@ export async function fetchRemoteStatus(services: Services, ctx: Context<void>, 
   if (o.budget.fetches >= REMOTE_FETCH_LIMITS.fetches) return null;
   o.budget.fetches++;
   const object = await lookupObjectSafely(uri, ctx.documentLoader, ctx.contextLoader);
+  return persistFetchedStatus(services, ctx, uri, object, o);
+}
+
+/**
+ * A status object fetched from `uri` (its document, ./lookup.ts lookupObjectSafely), stored as
+ * fetchRemoteStatus stores it: only a Note or Article whose id is the URI and whose author lives
+ * on the same host. Returns its id, or null.
+ */
+export async function persistFetchedStatus(services: Services, ctx: Context<void>, uri: URL, object: unknown, o: NoteOptions): Promise<string | null> {
   if (!isStatusObject(object) || object.id?.href !== uri.href) return null;
   const authorUri = object.attributionIds[0];
   if (!authorUri || authorUri.host !== uri.host) return null;

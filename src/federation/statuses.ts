@@ -42,7 +42,7 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
       sensitive: boolean; language: string | null; created_at: string; edited_at: string | null; deleted_at: string | null;
       local: boolean; reblog_of_id: string | null; in_reply_to_account_id: string | null; author_uri: string; username: string; domain: string | null;
       followers_url: string | null; parent_uri: string | null; favourites_count: number; reblogs_count: number;
-      conversation_id: string | null; conversation_uri: string | null; conversation_at: string | null;
+      conversation_id: string | null; conversation_uri: string | null; conversation_at: string | null; local_thread: boolean;
       quote_policy: string | null; quote_id: string | null; quote_state: string | null; quoted_uri: string | null; quote_approval_uri: string | null;
       quote_activity_uri: string | null; quoted_account_id: string | null;
     }>(
@@ -52,7 +52,9 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
               coalesce(st.favourites_count, 0)::int as favourites_count, coalesce(st.reblogs_count, 0)::int as reblogs_count,
               c.id::text as conversation_id, c.uri as conversation_uri, c.created_at as conversation_at,
               coalesce(s.quote_policy, case when s.local then 'public' end) as quote_policy, q.id::text as quote_id, q.state as quote_state,
-              q.quoted_uri, q.approval_uri as quote_approval_uri, q.activity_uri as quote_activity_uri, q.quoted_account_id::text
+              q.quoted_uri, q.approval_uri as quote_approval_uri, q.activity_uri as quote_activity_uri, q.quoted_account_id::text,
+              (c.id is not null and exists (select 1 from statuses cr where cr.conversation_id = c.id and cr.local
+                                               and cr.in_reply_to_id is null and cr.reblog_of_id is null)) as local_thread
          from statuses s join accounts a on a.id = s.account_id left join statuses p on p.id = s.in_reply_to_id
          left join quotes q on q.status_id = s.id
          left join conversations c on c.id = s.conversation_id
@@ -137,6 +139,8 @@ export async function loadStatusesAs(services: Services, ctx: Context<unknown>, 
         sensitive: r.sensitive,
         inReplyToUri: r.parent_uri,
         conversation: conversationUri(services.config.domain, r),
+        // A thread rooted here is served as a collection (FEP-7888; federation/collections.ts).
+        context: r.local_thread && r.conversation_id ? `${base}/contexts/${r.conversation_id}` : null,
         published: new Date(r.created_at),
         editedAt: r.edited_at ? new Date(r.edited_at) : null,
         // A local status's own counts, as its Note's likes/shares (what peers take as untrusted counts).

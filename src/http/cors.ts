@@ -7,7 +7,7 @@ export interface CorsRule {
   methods: string;
 }
 
-export const CORS_EXPOSE_HEADERS = 'Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-Request-Id, Idempotency-Key';
+export const CORS_EXPOSE_HEADERS = 'Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-Request-Id, Idempotency-Key, Mastodon-Async-Refresh';
 export const CORS_MAX_AGE = '7200'; // rack-cors' default max_age
 
 const API: CorsRule = { methods: 'POST, PUT, DELETE, GET, PATCH, OPTIONS' };

@@ -139,6 +139,7 @@ describe('collections and Notes', () => {
     expect(note.body.replies).toEqual({
       id: `${parent.uri}/replies`,
       type: 'Collection',
+      totalItems: 1,
       first: {
         id: `${parent.uri}/replies?cursor=first`,
         type: 'CollectionPage',

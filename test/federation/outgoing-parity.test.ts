@@ -59,8 +59,9 @@ describe('outgoing Notes as Mastodon sends them', () => {
     expect(a.atomUri).toBe(post.body.uri);
     expect(a.inReplyToAtomUri ?? null).toBeNull();
     expect(a.conversation).toMatch(new RegExp(`^tag:${roost.services.config.domain.replace(/\./g, '\\.')},\\d{4}-\\d{2}-\\d{2}:objectId=\\d+:objectType=Conversation$`));
-    expect(a.context).toBe(a.conversation);
-    expect([b.atomUri, b.inReplyToAtomUri, b.conversation, b.context]).toEqual([reply.body.uri, post.body.uri, a.conversation, a.conversation]);
+    // `context`: the thread rooted here as a collection (FEP-7888), at Mastodon 4.5's /contexts/….
+    expect(a.context).toMatch(new RegExp(`^${roost.url}/contexts/\\d+$`));
+    expect([b.atomUri, b.inReplyToAtomUri, b.conversation, b.context]).toEqual([reply.body.uri, post.body.uri, a.conversation, a.context]);
     expect(a.replies).toEqual({
       id: `${post.body.uri}/replies`,
       type: 'Collection',
@@ -69,8 +70,14 @@ describe('outgoing Notes as Mastodon sends them', () => {
     // (An empty `items` does not survive JSON-LD compaction: no items is the same empty page.)
     // The Note served at its URI says the same, with its real first page of replies.
     const served = (await (await fetch(post.body.uri, { headers: { accept: 'application/activity+json' } })).json()) as Record<string, any>;
-    expect([served.atomUri, served.conversation, served.context]).toEqual([post.body.uri, a.conversation, a.conversation]);
+    expect([served.atomUri, served.conversation, served.context]).toEqual([post.body.uri, a.conversation, a.context]);
     expect([served.replies.first.items].flat()).toEqual([reply.body.uri]);
+    expect(served.replies.totalItems).toBe(1);
+    // The thread's collection lists both, oldest first, with their count.
+    const context = (await (await fetch(a.context, { headers: { accept: 'application/activity+json' } })).json()) as Record<string, any>;
+    expect(context).toMatchObject({ id: a.context, type: 'Collection', totalItems: 2 });
+    const page = (await (await fetch(context.first, { headers: { accept: 'application/activity+json' } })).json()) as Record<string, any>;
+    expect(page.items).toEqual([post.body.uri, reply.body.uri]);
     await settled(roost);
   });
 });

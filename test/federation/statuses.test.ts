@@ -153,10 +153,10 @@ describe('statuses between two instances', () => {
       sensitive: true,
       published: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       url: a.at(`/@alice/${publicStatus.id}`),
-      // Mastodon's OStatus terms: its URI, and its thread (also as `context`).
+      // Mastodon's OStatus terms: its URI and its thread; the thread rooted here as a collection (FEP-7888).
       atomUri: publicStatus.uri,
       conversation: expect.stringMatching(new RegExp(`^tag:${a.config.domain.replace(/\./g, '\\.')},\\d{4}-\\d\\d-\\d\\d:objectId=\\d+:objectType=Conversation$`)),
-      context: (note as { conversation: string }).conversation,
+      context: expect.stringMatching(new RegExp(`^${a.url}/contexts/\\d+$`)),
       tag: [
         { type: 'Mention', href: b.at('/users/carol'), name: `@carol@${b.config.domain}` },
         { type: 'Hashtag', href: a.at('/tags/Roost'), name: '#Roost' },
@@ -165,6 +165,7 @@ describe('statuses between two instances', () => {
       replies: {
         id: `${publicStatus.uri}/replies`,
         type: 'Collection',
+        totalItems: 0,
         first: { id: `${publicStatus.uri}/replies?cursor=first`, type: 'CollectionPage', partOf: `${publicStatus.uri}/replies` },
       },
       likes: { id: `${publicStatus.uri}/likes`, type: 'Collection', totalItems: 0 },

@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role' | 'async_refresh';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -235,6 +235,7 @@ export const ROUTES: RouteSpec[] = [
     params: { ...PAGE, local: 'bool', remote: 'bool', only_media: 'bool', any: 'strings', all: 'strings', none: 'strings' },
   },
   { method: 'GET', path: '/api/v1/statuses/:id/context', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS },
+  { method: 'GET', path: '/api/v1_alpha/async_refreshes/:id', auth: 'user', scopes: ['read'], pathParams: { id: 'async_refresh' } },
   { method: 'GET', path: '/api/v1/statuses/:id/source', auth: 'user', scopes: READ_STATUSES, pathParams: STATUS },
   { method: 'GET', path: '/api/v1/statuses/:id/favourited_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },
   { method: 'GET', path: '/api/v1/statuses/:id/reblogged_by', auth: 'public+scope', scopes: READ_STATUSES, pathParams: STATUS, params: PAGE },

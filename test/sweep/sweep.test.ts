@@ -76,6 +76,7 @@ interface Fixture {
   notificationGroupKey: string;
   /** alice's notification request from bob (his direct mention, held by the default policy). */
   notificationRequestId: string;
+  asyncRefreshId: string;
   /** A scheduled status of alice's, a day ahead. */
   scheduledStatusId: string;
   /** A token of alice (no role) with the admin scopes: the admin API must say 403. */
@@ -224,6 +225,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'notification') return fx.notificationId;
     if (kind === 'notification_group') return encodeURIComponent(fx.notificationGroupKey);
     if (kind === 'notification_request') return fx.notificationRequestId;
+    if (kind === 'async_refresh') return fx.asyncRefreshId;
     if (kind === 'list') return fx.listId;
     if (kind === 'featured_tag') return fx.featuredTagId;
     if (kind === 'filter') return fx.filterId;
@@ -612,7 +614,12 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const [{ id: tagId }] = await roost.services.db.sql.query<{ id: string }>(`select id::text from tags where name = 'sweep'`);
   const previewCardId = roost.services.ids.next();
   await roost.services.db.sql.query(`insert into preview_cards (id, url, title, created_at, updated_at) values ($1, 'https://card.sweep.example/', 'Sweep', now(), now())`, [previewCardId]);
-  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id, roleId: role.body.id };
+  // A thread's finished refresh (services/threads.ts), as opening a remote thread leaves one.
+  await roost.services.db.sql.query(
+    `insert into thread_refreshes (root_status_id, refresh_id, state, result_count, started_at, finished_at) values ($1, 'sweepRefresh', 'finished', 2, now(), now())`,
+    [posted.body.id],
+  );
+  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id, roleId: role.body.id, asyncRefreshId: 'sweepRefresh' };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -31,6 +31,11 @@ import { renderScheduledStatus } from './scheduled_statuses.ts';
 import { setConversationMute } from '../../services/conversations.ts';
 import { checkQuotePolicy, revokeQuote, setQuotePolicy } from '../../services/quotes.ts';
 import { statusQuotesPage } from '../../services/reads/quotes.ts';
+import { openThread } from '../../services/threads.ts';
+import { threadCompleteness } from '../../services/reads/threads.ts';
+
+/** The `retry` of a thread's Mastodon-Async-Refresh header: seconds a client waits before asking again (Mastodon's 3). */
+const THREAD_REFRESH_RETRY_SECONDS = 3;
 
 const READ = ['read', 'read:statuses'];
 const WRITE = ['write', 'write:statuses'];
@@ -168,7 +173,23 @@ export function statusRoutes(router: Router, services: Services): void {
     // The viewer's `thread` filters apply: a hidden status leaves its side of the split.
     const rendered = await renderStatuses(services, [...thread.ancestors, ...thread.descendants], viewerId, { filterContext: 'thread' });
     const ancestors = new Set(thread.ancestors);
-    return json({ ancestors: rendered.filter((st) => ancestors.has(st.id)), descendants: rendered.filter((st) => !ancestors.has(st.id)) });
+    // What the thread's servers hold and this one does not is fetched in the background
+    // (services/threads.ts): Mastodon 4.5's async refresh header while that runs, and Roost's
+    // `roost_completeness` (an extra key Mastodon clients ignore): what is known here against what
+    // the servers report, and which could not be reached.
+    const { rootId, refresh } = await openThread(services, s.id, viewerId);
+    const completeness = await threadCompleteness(services, rootId);
+    const headers: Record<string, string> = refresh
+      ? { 'mastodon-async-refresh': `id="${refresh.id}", retry=${THREAD_REFRESH_RETRY_SECONDS}, result_count=${refresh.result_count}` }
+      : {};
+    return json(
+      {
+        ancestors: rendered.filter((st) => ancestors.has(st.id)),
+        descendants: rendered.filter((st) => !ancestors.has(st.id)),
+        roost_completeness: { ...completeness, refreshing: refresh !== null },
+      },
+      { headers },
+    );
   });
 
   router.get('/api/v1/statuses/:id/source', async (ctx) => {

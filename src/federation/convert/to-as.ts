@@ -255,8 +255,10 @@ export interface NoteFacts {
   spoilerText: string;
   sensitive: boolean;
   inReplyToUri: string | null;
-  /** Its thread's URI (Mastodon's `conversation`, also sent as `context`); null when unknown. */
+  /** Its thread's URI (Mastodon's `conversation`, also sent as `context` without one below); null when unknown. */
   conversation?: string | null;
+  /** Its thread as a collection (FEP-7888 `context`, Mastodon 4.5's /contexts/…) when the thread is rooted here. */
+  context?: string | null;
   published: Date;
   editedAt: Date | null;
   /** Active (not silent) mentions, in the order they were made. */
@@ -352,7 +354,7 @@ function statusObjectValues(n: NoteFacts) {
           focalPoint: a.focalPoint ?? null,
         }),
     ),
-    ...(n.conversation ? { contexts: [new URL(n.conversation)] } : {}),
+    ...(n.context || n.conversation ? { contexts: [new URL((n.context ?? n.conversation)!)] } : {}),
     // Fedify writes `quoteUrl` as `quoteUrl`, `quoteUri` and `_misskey_quote` (what servers without FEP-044f read).
     ...(n.quote
       ? { quote: new URL(n.quote.uri), quoteUrl: new URL(n.quote.uri), quoteAuthorization: n.quote.authorization ? new URL(n.quote.authorization) : null }
