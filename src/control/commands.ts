@@ -7,6 +7,7 @@ import { stepAccount } from '../services/account-actor.ts';
 import type { AccountEvent } from '../../actors/account/account.machine.ts';
 import type { Services } from '../context.ts';
 import { createLocalAccount } from '../services/accounts.ts';
+import { unknownRoleMessage } from '../services/reads/roles.ts';
 import { mintAccessToken, resetPassword } from '../services/operator-access.ts';
 import { RoostError } from '../lib/errors.ts';
 import { AccountSchema, UserRoleSchema, UserSchema } from '../db/entities/index.ts';
@@ -264,7 +265,7 @@ async function modifyAccount(services: Services, args: CommandArgs): Promise<Rec
     const steps: AccountEvent[] = [];
     if (typeof args.role === 'string') {
       const role = await em.findOne(UserRoleSchema, { name: { $ilike: args.role } });
-      if (!role) throw new RoostError(422, `Role ${args.role} does not exist`);
+      if (!role) throw new RoostError(422, await unknownRoleMessage(services, args.role));
       user.roleId = role.id;
       changes.push(`role ${role.name}`);
     }

@@ -8,7 +8,7 @@ import type { Services } from '../context.ts';
 import { RoostError } from '../lib/errors.ts';
 import { accountIdFor, actOnAccount, approveAccount, rejectAccount, reverseAction } from '../services/admin-accounts.ts';
 import { adminAccountFacts, adminAccountPage } from '../services/reads/admin-accounts.ts';
-import { allRoles, roleByName, type RoleRow } from '../services/reads/roles.ts';
+import { allRoles, roleByName, unknownRoleMessage, type RoleRow } from '../services/reads/roles.ts';
 import { assignRole, createRole, deleteRole, updateRole, type RoleInput } from '../services/roles.ts';
 import { PERMISSIONS } from '../db/entities/index.ts';
 
@@ -47,7 +47,7 @@ function roleSummary(r: RoleRow) {
 
 async function roleNamed(services: Services, name: string): Promise<RoleRow> {
   const role = await roleByName(services, name);
-  if (!role) throw new RoostError(422, `Role ${name} does not exist`);
+  if (!role) throw new RoostError(422, await unknownRoleMessage(services, name));
   return role;
 }
 

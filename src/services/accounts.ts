@@ -2,6 +2,7 @@
  * Local accounts: creation (CLI, and later sign-up), lookup, and the activity record behind
  * NodeInfo's active-user counts.
  */
+import { unknownRoleMessage } from './reads/roles.ts';
 import ipaddr from 'ipaddr.js';
 import { type EntityManager } from '@mikro-orm/core';
 import type { Services } from '../context.ts';
@@ -94,7 +95,7 @@ export async function createLocalAccount(services: Services, input: CreateLocalA
   let roleId: string | null = null;
   if (input.role) {
     const role = await em.findOne(UserRoleSchema, { name: { $ilike: input.role } });
-    if (!role) throw new RoostError(422, `Validation failed: Role ${input.role} does not exist`, {
+    if (!role) throw new RoostError(422, `Validation failed: ${await unknownRoleMessage(services, input.role)}`, {
       details: { role: [{ error: 'ERR_INVALID', description: `${input.role} does not exist` }] },
     });
     roleId = role.id;

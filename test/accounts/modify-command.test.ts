@@ -53,7 +53,7 @@ describe('accounts.modify', () => {
         (e: RoostError) => [e.status, e.message],
       );
     expect(await fail({ username: 'nobody', approve: true })).toEqual([404, 'No local account nobody']);
-    expect(await fail({ username: 'erin', role: 'Wizard' })).toEqual([422, 'Role Wizard does not exist']);
+    expect(await fail({ username: 'erin', role: 'Wizard' })).toEqual([422, 'Role Wizard does not exist (roles: Owner, Admin, Moderator)']);
     expect(await fail({ username: 'erin' })).toEqual([422, 'Nothing to change: give --role, --remove-role, --approve, --confirm, --disable, --enable or --reset-password']);
     expect(await fail({ approve: true })).toEqual([422, 'username is required']);
   });

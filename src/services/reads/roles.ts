@@ -48,3 +48,9 @@ export async function roleByName(services: Services, name: string): Promise<Role
   const [row] = await services.db.sql.query<RoleRow>(`select ${ROLE_COLUMNS} from user_roles where lower(name) = lower($1)`, [name]);
   return row ?? null;
 }
+
+/** "Role King does not exist (roles: Owner, Admin, Moderator)": the names an operator may give, by position. */
+export async function unknownRoleMessage(services: Services, name: string): Promise<string> {
+  const names = (await allRoles(services)).sort((a, b) => b.position - a.position).map((r) => r.name);
+  return `Role ${name} does not exist (roles: ${names.join(', ')})`;
+}
