@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts, domains, emojis, deliveries. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, domains, emojis, webhooks, blocklists, deliveries. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
@@ -293,6 +293,62 @@ const COMMANDS: Record<string, CliCommand> = {
       }
       lines.push(result.allows.length ? `Allowed: ${result.allows.join(', ')}` : 'No allowed domains.');
       out(lines.join('\n'));
+    },
+  },
+  'webhooks list': {
+    usage: 'webhooks list',
+    summary: 'list the admin webhooks: id, enabled, events, URL',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost webhooks list: takes no arguments', 'webhooks list');
+      const { webhooks } = (await operatorCommand('webhooks.list', {})) as { webhooks: { id: string; url: string; events: string[]; enabled: boolean }[] };
+      if (webhooks.length === 0) return out('No webhooks.');
+      const rows = [['ID', 'ENABLED', 'EVENTS', 'URL'], ...webhooks.map((w) => [w.id, w.enabled ? 'yes' : 'no', w.events.join(','), w.url])];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'webhooks create': {
+    usage: 'webhooks create URL --event EVENT [--event EVENT]…',
+    summary:
+      'add a webhook: Roost POSTs {event, created_at, object} to URL, signed X-Hub-Signature: sha256=HMAC;\n' +
+      'events: account.created, account.approved, account.updated, report.created, report.updated,\n' +
+      'status.created, status.updated. Prints its id and secret',
+    options: { event: { type: 'string', multiple: true } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost webhooks create: give exactly one URL', 'webhooks create');
+      const events = (values.event as string[] | undefined) ?? [];
+      if (events.length === 0) throw new UsageError('roost webhooks create: give at least one --event', 'webhooks create');
+      const { webhook } = (await operatorCommand('webhooks.create', { url: positionals[0], events })) as { webhook: { id: string; secret: string } };
+      out(`OK: webhook ${webhook.id} created\nSecret: ${webhook.secret}`);
+    },
+  },
+  'webhooks delete': {
+    usage: 'webhooks delete ID',
+    summary: 'remove a webhook (its pending deliveries are dropped)',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost webhooks delete: give exactly one ID', 'webhooks delete');
+      await operatorCommand('webhooks.delete', { id: positionals[0] });
+      out(`OK: webhook ${positionals[0]} deleted`);
+    },
+  },
+  'webhooks failures': {
+    usage: 'webhooks failures [ID]',
+    summary: 'the deliveries that did not go through (of one webhook, or all): event, state (retrying or failed), attempts, last error',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length > 1) throw new UsageError('roost webhooks failures: give at most one ID', 'webhooks failures');
+      const { failures } = (await operatorCommand('webhooks.failures', positionals.length ? { id: positionals[0] } : {})) as {
+        failures: { webhook_id: string; event_id: string; event: string; state: string; attempts: number; last_error: string | null; updated_at: string }[];
+      };
+      if (failures.length === 0) return out('No failed deliveries.');
+      const rows = [
+        ['WEBHOOK', 'EVENT', 'FACT', 'STATE', 'ATTEMPTS', 'LAST TRY', 'LAST ERROR'],
+        ...failures.map((f) => [f.webhook_id, f.event, f.event_id, f.state, String(f.attempts), f.updated_at, f.last_error ?? '']),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
     },
   },
   'emojis add': {

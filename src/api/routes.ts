@@ -44,6 +44,7 @@ import { tagRoutes } from './v1/tags.ts';
 import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
+import { adminWebhookRoutes } from './admin/webhooks.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -91,6 +92,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   featuredTagRoutes(router, services);
   customEmojiRoutes(router, services);
   adminCustomEmojiRoutes(router, services);
+  adminWebhookRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

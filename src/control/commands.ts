@@ -28,6 +28,7 @@ import {
 import { allDomainAllows, allDomainBlocks } from '../services/reads/domain-blocks.ts';
 import { deliveryState } from '../federation/delivery.ts';
 import { EMOJI_COMMANDS } from './emojis.ts';
+import { WEBHOOK_COMMANDS } from './webhooks.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -68,6 +69,7 @@ function blockSummary(b: { domain: string; severity: string; reject_media: boole
 
 export const COMMANDS: Record<string, Command> = {
   ...EMOJI_COMMANDS,
+  ...WEBHOOK_COMMANDS,
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

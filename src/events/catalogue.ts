@@ -57,6 +57,7 @@ export type RecordedFact =
   // Sign-ups, reports, moderation (services/registrations.ts, reports.ts, severance.ts, domain-blocks.ts).
   | { type: 'user.signed_up'; accountId: string; userId: string }
   | { type: 'report.created'; reportId: string; accountId: string; targetAccountId: string }
+  | { type: 'report.updated'; reportId: string }
   | { type: 'relationships.severed'; eventId: string }
   | { type: 'domain_block.created'; domain: string; severity: string }
   | { type: 'domain_block.updated'; domain: string; severity: string }
@@ -135,6 +136,7 @@ const TYPES: Record<EventType, true> = {
   'notifications.merged': true,
   'user.signed_up': true,
   'report.created': true,
+  'report.updated': true,
   'relationships.severed': true,
   'domain_block.created': true,
   'domain_block.updated': true,

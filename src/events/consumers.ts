@@ -15,7 +15,7 @@
 import type { EventOf, EventType, RoostEvent } from './catalogue.ts';
 
 /** Every consumer, in the order a job runs them. */
-export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications'] as const;
+export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'webhooks'] as const;
 export type ConsumerName = (typeof CONSUMER_NAMES)[number];
 
 interface Declaration<T extends EventType = EventType> {
@@ -59,6 +59,12 @@ export const CONSUMERS = {
       'follow.requested', 'follow.accepted', 'follow.rejected', 'follow.cancelled', 'follow.undone', 'follow.removed', 'follow.blocked',
       'poll.closed', 'user.signed_up', 'report.created', 'relationships.severed',
     ],
+  }),
+  /** Admin webhooks (effects/webhooks.ts): one delivery job per (fact, webhook that asked for it). */
+  webhooks: declare({
+    handles: ['user.signed_up', 'account.approved', 'account.updated', 'report.created', 'report.updated', 'status.created', 'status.updated'],
+    // Mastodon's status webhooks are for local statuses (null: recorded before `local`; the row says).
+    wants: (e) => (e.type !== 'status.created' && e.type !== 'status.updated') || e.local !== false,
   }),
 } as const satisfies Record<ConsumerName, unknown>;
 

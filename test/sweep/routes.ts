@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'webhook' | 'blocklist_subscription' | 'blocklist_entry';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -448,6 +448,27 @@ export const ROUTES: RouteSpec[] = [
     }),
   ),
   { method: 'DELETE', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'custom_emoji' } },
+
+  // Admin webhooks (and the failures route, a Roost extension)
+  { method: 'GET', path: '/api/v1/admin/webhooks', auth: 'admin', scopes: ['admin:read'] },
+  { method: 'GET', path: '/api/v1/admin/webhooks/:id', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'webhook' } },
+  { method: 'GET', path: '/api/v1/admin/webhooks/:id/failures', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'webhook' }, params: { limit: 'int' } },
+  { method: 'POST', path: '/api/v1/admin/webhooks', auth: 'admin', scopes: ['admin:write'], params: { url: 'url', events: 'strings' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/webhooks/:id',
+      auth: 'admin',
+      scopes: ['admin:write'],
+      pathParams: { id: 'webhook' },
+      params: { url: 'url', events: 'strings' },
+    }),
+  ),
+  { method: 'POST', path: '/api/v1/admin/webhooks/:id/enable', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+  { method: 'POST', path: '/api/v1/admin/webhooks/:id/disable', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+  { method: 'POST', path: '/api/v1/admin/webhooks/:id/rotate_secret', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+  { method: 'DELETE', path: '/api/v1/admin/webhooks/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
 
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },

@@ -51,6 +51,9 @@ interface Fixture {
   featuredTagId: string;
   /** A local custom emoji, for the admin API's path ids. */
   customEmojiId: string;
+  webhookId: string;
+  blocklistSubscriptionId: string;
+  blocklistEntryId: string;
   bob: TestUser;
   carol: TestUser;
   /** A public status of bob's. */
@@ -216,6 +219,9 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'filter_keyword') return fx.filterKeywordId;
     if (kind === 'filter_status') return fx.filterStatusId;
     if (kind === 'custom_emoji') return fx.customEmojiId;
+    if (kind === 'webhook') return fx.webhookId;
+    if (kind === 'blocklist_subscription') return fx.blocklistSubscriptionId;
+    if (kind === 'blocklist_entry') return fx.blocklistEntryId;
     return 'avatars/1/original/none.png';
   });
 }
@@ -575,13 +581,15 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   emojiForm.append('image', new Blob([new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 4, background: '#00ff00' } }).png().toBuffer())], { type: 'image/png' }), 'e.png');
   const emoji = await admin.api('/api/v1/admin/custom_emojis', { method: 'POST', body: emojiForm });
   expect(emoji.status).toBe(200);
+  const webhook = await admin.api('/api/v1/admin/webhooks', { method: 'POST', body: { url: 'https://hooks.sweep.example/in', events: ['report.created'] } });
+  expect(webhook.status).toBe(200);
   const notifications = (await alice.api('/api/v1/notifications')).body as { id: string; type: string; group_key: string }[];
   const followRequest = notifications.find((n) => n.type === 'follow_request')!;
   const mention = notifications.find((n) => n.type === 'mention')!;
   expect(followRequest && mention).toBeTruthy();
   const requests = (await alice.api('/api/v1/notifications/requests')).body as { id: string; account: { id: string } }[];
   expect(requests.map((r) => r.account.id)).toEqual([bob.account.id]);
-  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, webhookId: webhook.body.id, blocklistSubscriptionId: '0', blocklistEntryId: '0', featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
