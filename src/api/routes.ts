@@ -45,6 +45,7 @@ import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
 import { adminWebhookRoutes } from './admin/webhooks.ts';
+import { adminMeasureRoutes } from './admin/measures.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -93,6 +94,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   customEmojiRoutes(router, services);
   adminCustomEmojiRoutes(router, services);
   adminWebhookRoutes(router, services);
+  adminMeasureRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

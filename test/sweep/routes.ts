@@ -470,6 +470,11 @@ export const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/admin/webhooks/:id/rotate_secret', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
   { method: 'DELETE', path: '/api/v1/admin/webhooks/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
 
+  // The admin dashboard's figures
+  { method: 'POST', path: '/api/v1/admin/measures', auth: 'admin', scopes: ['admin:read'], params: { keys: 'strings', start_at: 'string', end_at: 'string', tag_uses: 'hash', instance_statuses: 'hash' } },
+  { method: 'POST', path: '/api/v1/admin/dimensions', auth: 'admin', scopes: ['admin:read'], params: { keys: 'strings', start_at: 'string', end_at: 'string', limit: 'int', tag_servers: 'hash' } },
+  { method: 'POST', path: '/api/v1/admin/retention', auth: 'admin', scopes: ['admin:read'], params: { start_at: 'string', end_at: 'string', frequency: 'string' } },
+
   // Suggestions
   { method: 'GET', path: '/api/v2/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },
   { method: 'GET', path: '/api/v1/suggestions', auth: 'user', scopes: READ_ACCOUNTS, params: { limit: 'int' } },
