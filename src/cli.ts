@@ -351,6 +351,96 @@ const COMMANDS: Record<string, CliCommand> = {
       out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
     },
   },
+  'domains export': {
+    usage: 'domains export',
+    summary: "print this server's domain blocks as CSV, in Mastodon's export format (#domain,#severity,…)",
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost domains export: takes no arguments', 'domains export');
+      process.stdout.write(((await operatorCommand('domains.export', {})) as { csv: string }).csv);
+    },
+  },
+  'blocklists list': {
+    usage: 'blocklists list',
+    summary: 'the blocklist subscriptions: id, auto-apply, entries pending/applied, last fetch and its error, URL',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost blocklists list: takes no arguments', 'blocklists list');
+      const { subscriptions } = (await operatorCommand('blocklists.list', {})) as {
+        subscriptions: { id: string; url: string; auto_apply: boolean; last_fetched_at: string | null; last_error: string | null; entries: Record<string, number> }[];
+      };
+      if (subscriptions.length === 0) return out('No blocklist subscriptions.');
+      const rows = [
+        ['ID', 'AUTO', 'PENDING', 'APPLIED', 'FETCHED', 'ERROR', 'URL'],
+        ...subscriptions.map((s) => [s.id, s.auto_apply ? 'yes' : 'no', String(s.entries.pending), String(s.entries.applied), s.last_fetched_at ?? '-', s.last_error ?? '-', s.url]),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'blocklists subscribe': {
+    usage: 'blocklists subscribe URL [--auto-apply]',
+    summary:
+      "subscribe to a published blocklist (Mastodon's CSV export or a JSON list), fetched now and then\n" +
+      'every blocklists.refreshIntervalSeconds; new entries wait for review unless --auto-apply',
+    options: { 'auto-apply': { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost blocklists subscribe: give exactly one URL', 'blocklists subscribe');
+      const { subscription } = (await operatorCommand('blocklists.subscribe', { url: positionals[0], autoApply: values['auto-apply'] })) as { subscription: { id: string } };
+      out(`OK: subscription ${subscription.id} created; its first fetch is queued`);
+    },
+  },
+  'blocklists unsubscribe': {
+    usage: 'blocklists unsubscribe ID [--retract]',
+    summary: 'remove a subscription; --retract also lifts the blocks its entries made (otherwise they stay)',
+    options: { retract: { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost blocklists unsubscribe: give exactly one ID', 'blocklists unsubscribe');
+      await operatorCommand('blocklists.unsubscribe', { id: positionals[0], retract: values.retract });
+      out(`OK: subscription ${positionals[0]} removed`);
+    },
+  },
+  'blocklists refresh': {
+    usage: 'blocklists refresh ID',
+    summary: 'fetch a subscribed list now and say what changed',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost blocklists refresh: give exactly one ID', 'blocklists refresh');
+      const { summary: s } = (await operatorCommand('blocklists.refresh', { id: positionals[0] })) as {
+        summary: { added: number; changed: number; removed: number; applied: number; retracted: number; error: string | null };
+      };
+      if (s.error) throw new Error(`the list could not be used (${s.error}); nothing changed`);
+      out(`OK: ${s.added} new, ${s.changed} changed, ${s.removed} gone; ${s.applied} block(s) applied, ${s.retracted} retracted`);
+    },
+  },
+  'blocklists pending': {
+    usage: 'blocklists pending',
+    summary: 'the review queue: entries of the subscribed lists waiting to be approved or rejected',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost blocklists pending: takes no arguments', 'blocklists pending');
+      const { entries } = (await operatorCommand('blocklists.pending', {})) as { entries: { id: string; subscription_id: string; domain: string; severity: string; public_comment: string | null }[] };
+      if (entries.length === 0) return out('No entries waiting for review.');
+      const rows = [['ENTRY', 'LIST', 'DOMAIN', 'SEVERITY', 'COMMENT'], ...entries.map((e) => [e.id, e.subscription_id, e.domain, e.severity, e.public_comment ?? ''])];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n'));
+    },
+  },
+  ...Object.fromEntries(
+    (['approve', 'reject'] as const).map((verb) => [
+      `blocklists ${verb}`,
+      {
+        usage: `blocklists ${verb} ENTRY-ID`,
+        summary: verb === 'approve' ? 'approve an entry of the review queue: its domain block is created' : 'reject an entry of the review queue',
+        options: {},
+        async run(_values: Values, positionals: string[]) {
+          if (positionals.length !== 1) throw new UsageError(`roost blocklists ${verb}: give exactly one ENTRY-ID`, `blocklists ${verb}`);
+          const { entry } = (await operatorCommand(`blocklists.${verb}`, { id: positionals[0] })) as { entry: { domain: string; state: string } };
+          out(`OK: ${entry.domain} ${entry.state === 'covered' ? 'approved (a block already covers it: nothing new)' : verb === 'approve' ? 'blocked' : 'rejected'}`);
+        },
+      } satisfies CliCommand,
+    ]),
+  ),
   'emojis add': {
     usage: 'emojis add SHORTCODE FILE [--category NAME] [--unlisted]',
     summary: 'add a custom emoji (:SHORTCODE:) from a PNG, GIF or WebP file of at most 256 KB;\n--unlisted keeps it out of the picker (it still renders)',

@@ -46,6 +46,7 @@ import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
 import { adminWebhookRoutes } from './admin/webhooks.ts';
 import { adminMeasureRoutes } from './admin/measures.ts';
+import { adminBlocklistRoutes } from './admin/blocklists.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -95,6 +96,7 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   adminCustomEmojiRoutes(router, services);
   adminWebhookRoutes(router, services);
   adminMeasureRoutes(router, services);
+  adminBlocklistRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

@@ -29,6 +29,7 @@ import { allDomainAllows, allDomainBlocks } from '../services/reads/domain-block
 import { deliveryState } from '../federation/delivery.ts';
 import { EMOJI_COMMANDS } from './emojis.ts';
 import { WEBHOOK_COMMANDS } from './webhooks.ts';
+import { BLOCKLIST_COMMANDS } from './blocklists.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -70,6 +71,7 @@ function blockSummary(b: { domain: string; severity: string; reject_media: boole
 export const COMMANDS: Record<string, Command> = {
   ...EMOJI_COMMANDS,
   ...WEBHOOK_COMMANDS,
+  ...BLOCKLIST_COMMANDS,
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

@@ -23,7 +23,9 @@ export type TimerEvent =
   /** A poll's throttled Update is due (services/polls.ts): steps `poll.update_due`. */
   | { type: 'poll.update_due'; pollId: string }
   /** A scheduled status' time (services/scheduled-statuses.ts): the time it was set for, `scheduledAt`. */
-  | { type: 'scheduled_status.publish'; scheduledStatusId: string; scheduledAt: string };
+  | { type: 'scheduled_status.publish'; scheduledStatusId: string; scheduledAt: string }
+  /** A blocklist subscription's next fetch (services/blocklists.ts). */
+  | { type: 'blocklist.refresh'; subscriptionId: string };
 
 export interface ScheduleOptions {
   /** When it is due (now by default). */

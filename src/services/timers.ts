@@ -8,6 +8,7 @@ import type { TimerEvent } from '../events/timers.ts';
 import { expireMute } from './relationships.ts';
 import { closePoll, sendPollUpdate } from './polls.ts';
 import { publishScheduledStatus } from './scheduled-statuses.ts';
+import { refreshBlocklistOnTimer } from './blocklists.ts';
 
 export async function handleTimer(services: Services, timer: TimerEvent): Promise<void> {
   switch (timer.type) {
@@ -24,6 +25,9 @@ export async function handleTimer(services: Services, timer: TimerEvent): Promis
       return;
     case 'scheduled_status.publish':
       await publishScheduledStatus(services, timer.scheduledStatusId, timer.scheduledAt);
+      return;
+    case 'blocklist.refresh':
+      await refreshBlocklistOnTimer(services, timer.subscriptionId);
       return;
   }
 }

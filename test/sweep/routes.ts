@@ -470,6 +470,29 @@ export const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/admin/webhooks/:id/rotate_secret', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
   { method: 'DELETE', path: '/api/v1/admin/webhooks/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
 
+  // Blocklist subscriptions (a Roost extension) and the export of the domain blocks
+  { method: 'GET', path: '/api/v1/admin/domain_blocks/export', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'] },
+  { method: 'GET', path: '/api/v1/admin/blocklist_subscriptions', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'] },
+  { method: 'POST', path: '/api/v1/admin/blocklist_subscriptions', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], params: { url: 'url', auto_apply: 'bool' } },
+  { method: 'GET', path: '/api/v1/admin/blocklist_subscriptions/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], pathParams: { id: 'blocklist_subscription' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/blocklist_subscriptions/:id',
+      auth: 'admin',
+      scopes: ['admin:write', 'admin:write:domain_blocks'],
+      pathParams: { id: 'blocklist_subscription' },
+      params: { url: 'url', auto_apply: 'bool' },
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/blocklist_subscriptions/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_subscription' }, params: { retract: 'bool' } },
+  { method: 'POST', path: '/api/v1/admin/blocklist_subscriptions/:id/refresh', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_subscription' } },
+  { method: 'GET', path: '/api/v1/admin/blocklist_entries', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], params: { ...PAGE, state: 'string', subscription_id: 'id' } },
+  { method: 'GET', path: '/api/v1/admin/blocklist_entries/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], pathParams: { id: 'blocklist_entry' } },
+  { method: 'POST', path: '/api/v1/admin/blocklist_entries/:id/approve', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_entry' } },
+  { method: 'POST', path: '/api/v1/admin/blocklist_entries/:id/reject', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_entry' } },
+
   // The admin dashboard's figures
   { method: 'POST', path: '/api/v1/admin/measures', auth: 'admin', scopes: ['admin:read'], params: { keys: 'strings', start_at: 'string', end_at: 'string', tag_uses: 'hash', instance_statuses: 'hash' } },
   { method: 'POST', path: '/api/v1/admin/dimensions', auth: 'admin', scopes: ['admin:read'], params: { keys: 'strings', start_at: 'string', end_at: 'string', limit: 'int', tag_servers: 'hash' } },

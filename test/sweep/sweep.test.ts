@@ -583,13 +583,21 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   expect(emoji.status).toBe(200);
   const webhook = await admin.api('/api/v1/admin/webhooks', { method: 'POST', body: { url: 'https://hooks.sweep.example/in', events: ['report.created'] } });
   expect(webhook.status).toBe(200);
+  // A subscription whose list cannot be fetched (nothing listens on port 9), and an entry in its queue.
+  const subscription = await admin.api('/api/v1/admin/blocklist_subscriptions', { method: 'POST', body: { url: 'http://127.0.0.1:9/list.csv' } });
+  expect(subscription.status).toBe(200);
+  const blocklistEntryId = roost.services.ids.next();
+  await roost.services.db.sql.query(
+    `insert into blocklist_entries (id, subscription_id, domain, severity, state, created_at, updated_at) values ($1, $2, 'listed.sweep.example', 'silence', 'pending', now(), now())`,
+    [blocklistEntryId, subscription.body.id],
+  );
   const notifications = (await alice.api('/api/v1/notifications')).body as { id: string; type: string; group_key: string }[];
   const followRequest = notifications.find((n) => n.type === 'follow_request')!;
   const mention = notifications.find((n) => n.type === 'mention')!;
   expect(followRequest && mention).toBeTruthy();
   const requests = (await alice.api('/api/v1/notifications/requests')).body as { id: string; account: { id: string } }[];
   expect(requests.map((r) => r.account.id)).toEqual([bob.account.id]);
-  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, webhookId: webhook.body.id, blocklistSubscriptionId: '0', blocklistEntryId: '0', featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
+  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, webhookId: webhook.body.id, blocklistSubscriptionId: subscription.body.id, blocklistEntryId, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });
