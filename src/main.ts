@@ -55,7 +55,7 @@ import { trustedProxies } from './lib/client-address.ts';
 import { createOutboundTransport, originKey } from './federation/transport.ts';
 import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
 import { deleteRemoteAccount } from './services/accounts.ts';
-import { WEBHOOK_JOB, WEBHOOK_QUEUE, webhookJobHandler, webhooksConsumer } from './effects/webhooks.ts';
+import { WEBHOOK_JOB, WEBHOOK_QUEUE, closeWebhookConnections, webhookJobHandler, webhooksConsumer } from './effects/webhooks.ts';
 import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler, pushNotificationSink } from './push/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -391,6 +391,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         handlers: { [WEBHOOK_JOB]: webhookJobHandler(services) },
       }),
     );
+    stops.push(async () => closeWebhookConnections(services));
     stops.push(() => webhookWorkers.stop());
     // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane, through
     // this instance's own transport (its timeouts and address guard), closed after the lanes stop.

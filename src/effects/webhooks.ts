@@ -11,16 +11,21 @@
  * status and the error. A 2xx is done; a 4xx other than 401, 408 and 429 will not get better and
  * gives up at once (Mastodon's "unsalvageable" responses); anything else retries with Sidekiq's
  * backoff (attempts⁴ + 15 s + jitter) up to 16 times (about three days), as Mastodon's worker.
- * A row already delivered is never sent again (a job run twice after a crash).
+ * A row already delivered is never sent again (a job run twice after a crash). The lane's reads of
+ * the rows before sending and its writes of the outcomes after are each one statement per turn of
+ * the event loop for all the deliveries in flight (lib/per-turn.ts), not one per delivery.
  *
  * Facts and the webhook events they are:
  *   user.signed_up → account.created; account.approved, account.updated (local accounts);
  *   report.created, report.updated; status.created, status.updated (local statuses).
  */
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import type { Services } from '../context.ts';
 import type { RoostEvent } from '../events/catalogue.ts';
 import { enqueueMany, RescheduleJob, type JobHandler } from '../jobs/queue.ts';
+import { perTurn } from '../lib/per-turn.ts';
 import { safeFetch } from '../lib/safe-fetch.ts';
 import { renderAdminAccountObject, renderAdminReportObject, renderStatusObject } from '../views/webhook-objects.ts';
 import type { ConsumerHandler } from './registry.ts';
@@ -113,26 +118,104 @@ export function webhookRetryDelayMs(attempts: number, random: () => number = Mat
   return (attempts ** 4 + 15 + Math.floor(random() * 10) * (attempts + 1)) * 1000;
 }
 
+/**
+ * Keep-alive connections to the webhooks' receivers, one pair of agents per instance (a few
+ * receivers take every delivery); their sockets still resolve through the fetcher's guarded
+ * lookup, so the address check holds for each. Closed by closeWebhookConnections at shutdown.
+ */
+const agents = new WeakMap<Services, { http: http.Agent; https: https.Agent }>();
+
+function agentFor(services: Services, url: URL): http.Agent {
+  let pair = agents.get(services);
+  if (!pair) {
+    const opts = { keepAlive: true, maxSockets: 32, maxFreeSockets: 32, timeout: services.config.federation.deliveryTimeoutSeconds * 1000 };
+    pair = { http: new http.Agent(opts), https: new https.Agent(opts) };
+    agents.set(services, pair);
+  }
+  return url.protocol === 'https:' ? pair.https : pair.http;
+}
+
+/** Closes the instance's webhook connections (shutdown). */
+export function closeWebhookConnections(services: Services): void {
+  const pair = agents.get(services);
+  if (!pair) return;
+  pair.http.destroy();
+  pair.https.destroy();
+  agents.delete(services);
+}
+
 /** Mastodon's response_error_unsalvageable?: a 501, or a 4xx other than 401, 408 and 429. */
 function unsalvageable(status: number): boolean {
   return status === 501 || (status >= 400 && status < 500 && ![401, 408, 429].includes(status));
 }
 
+interface Target {
+  url: string;
+  secret: string;
+  state: string;
+  attempts: number;
+}
+
+interface Outcome {
+  webhookId: string;
+  eventId: string;
+  state: 'delivered' | 'retrying' | 'failed';
+  attempts: number;
+  status: number | null;
+  error: string | null;
+  at: Date;
+}
+
+/**
+ * The lane's two statements, shared by the deliveries of one turn of the event loop (lib/per-turn.ts):
+ * one read of the webhooks and delivery rows before sending, one write of the outcomes after.
+ */
+function laneStatements(services: Services) {
+  const sql = services.db.sql;
+  const lookup = perTurn<{ webhookId: string; eventId: string }, Target | null>(
+    async (batch) => {
+      const rows = await sql.query<Target & { webhook_id: string; event_id: string }>(
+        `select d.webhook_id::text as webhook_id, d.event_id::text as event_id, w.url, w.secret, d.state, d.attempts
+           from unnest($1::bigint[], $2::bigint[]) as k(webhook_id, event_id)
+           join webhook_deliveries d on d.webhook_id = k.webhook_id and d.event_id = k.event_id
+           join webhooks w on w.id = d.webhook_id`,
+        [batch.map((c) => c.item.webhookId), batch.map((c) => c.item.eventId)],
+      );
+      const found = new Map(rows.map((r) => [`${r.webhook_id}/${r.event_id}`, r]));
+      for (const c of batch) c.resolve(found.get(`${c.item.webhookId}/${c.item.eventId}`) ?? null);
+    },
+    { maxInFlight: 2 },
+  );
+  const record = perTurn<Outcome, void>(
+    async (batch) => {
+      const o = batch.map((c) => c.item);
+      await sql.query(
+        `update webhook_deliveries d set state = u.state, attempts = u.attempts, last_status = u.status, last_error = u.error, updated_at = u.at,
+                delivered_at = case when u.state = 'delivered' then u.at else d.delivered_at end
+           from unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::int[], $6::text[], $7::timestamptz[]) as u(webhook_id, event_id, state, attempts, status, error, at)
+          where d.webhook_id = u.webhook_id and d.event_id = u.event_id`,
+        [o.map((x) => x.webhookId), o.map((x) => x.eventId), o.map((x) => x.state), o.map((x) => x.attempts), o.map((x) => x.status), o.map((x) => x.error), o.map((x) => x.at)],
+      );
+      for (const c of batch) c.resolve();
+    },
+    { maxInFlight: 2 },
+  );
+  return { lookup, record };
+}
+
 /** The WEBHOOK_JOB handler (registered by the composition root on the WEBHOOK_QUEUE lane). */
 export function webhookJobHandler(services: Services): JobHandler {
   const log = services.log.child({ module: 'webhooks' });
+  const { lookup, record } = laneStatements(services);
   return async (job: WebhookJob) => {
-    const [target] = await services.db.sql.query<{ url: string; secret: string; state: string; attempts: number }>(
-      `select w.url, w.secret, d.state, d.attempts from webhook_deliveries d join webhooks w on w.id = d.webhook_id
-        where d.webhook_id = $1 and d.event_id = $2`,
-      [job.webhookId, job.eventId],
-    );
+    const target = await lookup({ webhookId: job.webhookId, eventId: job.eventId });
     // The webhook was deleted since, or this delivery is settled (a repeated job): nothing to send.
     if (!target || target.state === 'delivered' || target.state === 'failed') return;
     let status = 0;
     let error: string | null = null;
     try {
-      const res = await safeFetch(new URL(target.url), {
+      const url = new URL(target.url);
+      const res = await safeFetch(url, {
         method: 'POST',
         body: Buffer.from(job.body),
         headers: { 'content-type': 'application/json', 'x-hub-signature': webhookSignature(target.secret, job.body) },
@@ -142,6 +225,7 @@ export function webhookJobHandler(services: Services): JobHandler {
         maxRedirects: 0,
         maxBytes: WEBHOOK_MAX_RESPONSE_BYTES,
         lookup: services.dnsLookup,
+        agent: agentFor(services, url),
       });
       status = res.status;
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
@@ -151,12 +235,7 @@ export function webhookJobHandler(services: Services): JobHandler {
     const now = services.clock.now();
     const attempts = target.attempts + 1;
     const state = error === null ? 'delivered' : unsalvageable(status) || attempts >= WEBHOOK_MAX_ATTEMPTS ? 'failed' : 'retrying';
-    await services.db.sql.query(
-      `update webhook_deliveries set state = $3, attempts = $4, last_status = $5, last_error = $6, updated_at = $7,
-              delivered_at = case when $3 = 'delivered' then $7 else delivered_at end
-        where webhook_id = $1 and event_id = $2`,
-      [job.webhookId, job.eventId, state, attempts, status || null, error, now],
-    );
+    await record({ webhookId: job.webhookId, eventId: job.eventId, state, attempts, status: status || null, error, at: now });
     if (state === 'retrying') {
       const wait = webhookRetryDelayMs(attempts);
       log.info({ webhookId: job.webhookId, eventId: job.eventId, attempts, error }, 'webhook delivery failed; it will retry');
