@@ -6,7 +6,7 @@
 import type { Services } from '../context.ts';
 import { RoostError } from '../lib/errors.ts';
 import { serializeAdminWebhook, serializeWebhookFailure } from '../serializers/admin-webhook.ts';
-import { allWebhooks, createWebhook, deleteWebhook, webhookById, webhookFailures } from '../services/webhooks.ts';
+import { allWebhooks, createWebhook, deleteWebhook, findWebhook, webhookFailures } from '../services/webhooks.ts';
 
 type Args = Record<string, unknown>;
 
@@ -34,7 +34,7 @@ export const WEBHOOK_COMMANDS = {
   },
   async 'webhooks.failures'(services: Services, args: Args) {
     const webhookId = args.id === undefined ? null : id(args);
-    if (webhookId !== null && !(await webhookById(services.db.sql, webhookId))) throw new RoostError(404, `No webhook ${webhookId}`);
+    if (webhookId !== null && !(await findWebhook(services, webhookId))) throw new RoostError(404, `No webhook ${webhookId}`);
     return { failures: (await webhookFailures(services, webhookId, 100)).map(serializeWebhookFailure) };
   },
 };

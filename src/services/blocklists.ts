@@ -213,6 +213,16 @@ export async function blocklistSubscription(sql: Sql, id: string): Promise<Block
   return row ? withCounts(row) : null;
 }
 
+/** The subscription `id` with its entry counts, or null. */
+export async function findBlocklistSubscription(services: Services, id: string): Promise<BlocklistSubscriptionRow | null> {
+  return blocklistSubscription(services.db.sql, id);
+}
+
+/** The entry `id`, or null. */
+export async function findBlocklistEntry(services: Services, id: string): Promise<BlocklistEntryRow | null> {
+  return blocklistEntry(services.db.sql, id);
+}
+
 export async function allBlocklistSubscriptions(services: Services): Promise<BlocklistSubscriptionRow[]> {
   const rows = await services.db.sql.query<Parameters<typeof withCounts>[0]>(`select ${SUB_COLUMNS} from blocklist_subscriptions s order by s.id`);
   return rows.map(withCounts);

@@ -64,6 +64,11 @@ export async function webhookById(sql: Sql, id: string): Promise<WebhookRow | nu
   return row ?? null;
 }
 
+/** The webhook `id`, or null. */
+export async function findWebhook(services: Services, id: string): Promise<WebhookRow | null> {
+  return webhookById(services.db.sql, id);
+}
+
 export async function allWebhooks(services: Services): Promise<WebhookRow[]> {
   return services.db.sql.query<WebhookRow>(`select ${COLUMNS} from webhooks order by id`);
 }

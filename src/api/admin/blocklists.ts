@@ -26,8 +26,8 @@ import {
   allBlocklistSubscriptions,
   approveBlocklistEntry,
   blocklistEntriesPage,
-  blocklistEntry,
-  blocklistSubscription,
+  findBlocklistEntry,
+  findBlocklistSubscription,
   createBlocklistSubscription,
   deleteBlocklistSubscription,
   ENTRY_STATES,
@@ -63,7 +63,7 @@ export function adminBlocklistRoutes(router: Router, services: Services): void {
 
   router.get('/api/v1/admin/blocklist_subscriptions/:id', async (ctx) => {
     await requirePermission(services, ctx, READ, 'manageFederation');
-    const row = await blocklistSubscription(services.db.sql, requireId(ctx.params.id));
+    const row = await findBlocklistSubscription(services, requireId(ctx.params.id));
     if (!row) throw new RoostError(404, 'Record not found');
     return json(serializeBlocklistSubscription(row));
   });
@@ -102,7 +102,7 @@ export function adminBlocklistRoutes(router: Router, services: Services): void {
 
   router.get('/api/v1/admin/blocklist_entries/:id', async (ctx) => {
     await requirePermission(services, ctx, READ, 'manageFederation');
-    const row = await blocklistEntry(services.db.sql, requireId(ctx.params.id));
+    const row = await findBlocklistEntry(services, requireId(ctx.params.id));
     if (!row) throw new RoostError(404, 'Record not found');
     return json(serializeBlocklistEntry(row));
   });

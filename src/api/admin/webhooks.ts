@@ -19,7 +19,7 @@ import {
   enableWebhook,
   rotateWebhookSecret,
   updateWebhook,
-  webhookById,
+  findWebhook,
   webhookFailures,
   type WebhookInput,
 } from '../../services/webhooks.ts';
@@ -44,7 +44,7 @@ export function adminWebhookRoutes(router: Router, services: Services): void {
 
   router.get('/api/v1/admin/webhooks/:id', async (ctx) => {
     await requirePermission(services, ctx, READ, 'manageWebhooks');
-    const row = await webhookById(services.db.sql, requireId(ctx.params.id));
+    const row = await findWebhook(services, requireId(ctx.params.id));
     if (!row) throw new RoostError(404, 'Record not found');
     return json(serializeAdminWebhook(row));
   });
@@ -52,7 +52,7 @@ export function adminWebhookRoutes(router: Router, services: Services): void {
   router.get('/api/v1/admin/webhooks/:id/failures', async (ctx) => {
     await requirePermission(services, ctx, READ, 'manageWebhooks');
     const id = requireId(ctx.params.id);
-    if (!(await webhookById(services.db.sql, id))) throw new RoostError(404, 'Record not found');
+    if (!(await findWebhook(services, id))) throw new RoostError(404, 'Record not found');
     const limit = paramInt(ctx.input.limit, 40, { min: 1, max: 200 });
     return json((await webhookFailures(services, id, limit)).map(serializeWebhookFailure));
   });
