@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
+import { capturedStatements, eventually, settled, startTestRoost, type TestRoost } from '../helpers/roost.ts';
 import { apiRequest, createTestUser, type TestUser } from '../helpers/auth.ts';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { runCommand } from '../../src/control/commands.ts';
@@ -157,6 +157,9 @@ describe('a JSON list, applied automatically', () => {
       ['auto-two.example', 'applied'],
       ['kept.example', 'covered'],
     ]);
+    // A page of the queue is one statement beside the role check, whatever its length.
+    const statements = await capturedStatements(roost, () => admin.api(`/api/v1/admin/blocklist_entries?subscription_id=${sub.id}&limit=2`));
+    expect(statements.map((q) => q.slice(0, 30))).toEqual(['select permissions::text as pe', 'select id::text as id, subscri']);
     const now = await blocks();
     expect(now['auto-one.example']).toMatchObject({ severity: 'suspend', public_comment: 'bots' });
     expect(now['auto-two.example']).toMatchObject({ severity: 'suspend' });
