@@ -9,7 +9,8 @@
  * a deadline, no redirects) with `X-Hub-Signature: sha256=<hex HMAC-SHA256 of the body with the
  * webhook's secret>`, and records the outcome on its row: delivered, or the attempt count, the
  * status and the error. A 2xx is done; a 4xx other than 401, 408 and 429 will not get better and
- * gives up at once (Mastodon's "unsalvageable" responses); anything else retries with Sidekiq's
+ * gives up at once (Mastodon's "unsalvageable" responses), and so does an address the fetcher
+ * refuses (a private one, unless private addresses are allowed); anything else retries with Sidekiq's
  * backoff (attempts⁴ + 15 s + jitter) up to 16 times (about three days), as Mastodon's worker.
  * A row already delivered is never sent again (a job run twice after a crash). The lane's reads of
  * the rows before sending and its writes of the outcomes after are each one statement per turn of
@@ -26,7 +27,7 @@ import type { Services } from '../context.ts';
 import type { RoostEvent } from '../events/catalogue.ts';
 import { enqueueMany, RescheduleJob, type JobHandler } from '../jobs/queue.ts';
 import { perTurn } from '../lib/per-turn.ts';
-import { safeFetch } from '../lib/safe-fetch.ts';
+import { safeFetch, UnsafeUrlError } from '../lib/safe-fetch.ts';
 import { renderAdminAccountObject, renderAdminReportObject, renderStatusObject } from '../views/webhook-objects.ts';
 import type { ConsumerHandler } from './registry.ts';
 
@@ -213,6 +214,7 @@ export function webhookJobHandler(services: Services): JobHandler {
     if (!target || target.state === 'delivered' || target.state === 'failed') return;
     let status = 0;
     let error: string | null = null;
+    let refused = false;
     try {
       const url = new URL(target.url);
       const res = await safeFetch(url, {
@@ -231,10 +233,12 @@ export function webhookJobHandler(services: Services): JobHandler {
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (e) {
       error = (e as Error).message || String(e);
+      // An address the fetcher refuses (a private one, a bad scheme) will be refused again.
+      refused = e instanceof UnsafeUrlError;
     }
     const now = services.clock.now();
     const attempts = target.attempts + 1;
-    const state = error === null ? 'delivered' : unsalvageable(status) || attempts >= WEBHOOK_MAX_ATTEMPTS ? 'failed' : 'retrying';
+    const state = error === null ? 'delivered' : refused || unsalvageable(status) || attempts >= WEBHOOK_MAX_ATTEMPTS ? 'failed' : 'retrying';
     await record({ webhookId: job.webhookId, eventId: job.eventId, state, attempts, status: status || null, error, at: now });
     if (state === 'retrying') {
       const wait = webhookRetryDelayMs(attempts);

@@ -292,3 +292,21 @@ describe('delivery', () => {
     }
   });
 });
+
+describe('an instance that refuses private addresses', () => {
+  it('gives up at once on a webhook at a loopback address, and sends it nothing', async () => {
+    const strict = await startTestRoost({ federation: { allowPrivateAddresses: false } });
+    try {
+      const boss = await createTestUser(strict, 'boss', { role: 'Admin', scopes: ['read', 'write', 'admin:read', 'admin:write'] });
+      const hook = await boss.api('/api/v1/admin/webhooks', { body: { url: `${receiverUrl}?strict`, events: ['status.created'] } });
+      expect(hook.status).toBe(200);
+      const before = received.length;
+      expect((await boss.api('/api/v1/statuses', { body: { status: 'to nowhere' } })).status).toBe(200);
+      const f = await eventually(async () => ((await boss.api(`/api/v1/admin/webhooks/${hook.body.id}/failures`)).body as any[])[0]);
+      expect(f).toMatchObject({ event: 'status.created', state: 'failed', attempts: 1, last_status: null, last_error: '127.0.0.1 is not a public address' });
+      expect(received.length).toBe(before);
+    } finally {
+      await strict.close();
+    }
+  });
+});
