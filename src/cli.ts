@@ -409,7 +409,7 @@ const COMMANDS: Record<string, CliCommand> = {
       const { summary: s } = (await operatorCommand('blocklists.refresh', { id: positionals[0] })) as {
         summary: { added: number; changed: number; removed: number; applied: number; retracted: number; error: string | null };
       };
-      if (s.error) throw new Error(`the list could not be used (${s.error}); nothing changed`);
+      if (s.error) throw new RoostError(422, `the list could not be used (${s.error}); nothing changed`);
       out(`OK: ${s.added} new, ${s.changed} changed, ${s.removed} gone; ${s.applied} block(s) applied, ${s.retracted} retracted`);
     },
   },
