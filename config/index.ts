@@ -116,6 +116,8 @@ export interface RoostConfig {
    * older than this many days; facts whose event job is still queued are kept (src/events/retention.ts).
    */
   events: { retentionDays: number };
+  /** Blocklist subscriptions (src/services/blocklists.ts): how often each list is fetched again. */
+  blocklists: { refreshIntervalSeconds: number };
   /**
    * Reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For names the client: rate
    * limits and recorded addresses use it for requests from these peers only.
@@ -605,6 +607,12 @@ const SPECS: Record<string, KeySpec> = {
     file: 'events.retentionDays',
     parse: integer(1, 3650),
     default: () => 14,
+  },
+  'blocklists.refreshIntervalSeconds': {
+    env: 'ROOST_BLOCKLIST_REFRESH_INTERVAL',
+    file: 'blocklists.refreshIntervalSeconds',
+    parse: integer(60, 30 * 86_400),
+    default: () => 86_400,
   },
   'federation.circuitProbeSeconds': {
     env: 'ROOST_CIRCUIT_PROBE',

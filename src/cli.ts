@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts, roles, domains, ip-blocks, email-domains, emojis, reports, audit, deliveries. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, roles, domains, ip-blocks, email-domains, emojis, reports, audit, webhooks, blocklists, deliveries. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
@@ -560,6 +560,152 @@ const COMMANDS: Record<string, CliCommand> = {
       out(domains.length ? domains.join('\n') : 'No blocked e-mail domains.');
     },
   },
+  'webhooks list': {
+    usage: 'webhooks list',
+    summary: 'list the admin webhooks: id, enabled, events, URL',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost webhooks list: takes no arguments', 'webhooks list');
+      const { webhooks } = (await operatorCommand('webhooks.list', {})) as { webhooks: { id: string; url: string; events: string[]; enabled: boolean }[] };
+      if (webhooks.length === 0) return out('No webhooks.');
+      const rows = [['ID', 'ENABLED', 'EVENTS', 'URL'], ...webhooks.map((w) => [w.id, w.enabled ? 'yes' : 'no', w.events.join(','), w.url])];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'webhooks create': {
+    usage: 'webhooks create URL --event EVENT [--event EVENT]…',
+    summary:
+      'add a webhook: Roost POSTs {event, created_at, object} to URL, signed X-Hub-Signature: sha256=HMAC;\n' +
+      'events: account.created, account.approved, account.updated, report.created, report.updated,\n' +
+      'status.created, status.updated. Prints its id and secret',
+    options: { event: { type: 'string', multiple: true } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost webhooks create: give exactly one URL', 'webhooks create');
+      const events = (values.event as string[] | undefined) ?? [];
+      if (events.length === 0) throw new UsageError('roost webhooks create: give at least one --event', 'webhooks create');
+      const { webhook } = (await operatorCommand('webhooks.create', { url: positionals[0], events })) as { webhook: { id: string; secret: string } };
+      out(`OK: webhook ${webhook.id} created\nSecret: ${webhook.secret}`);
+    },
+  },
+  'webhooks delete': {
+    usage: 'webhooks delete ID',
+    summary: 'remove a webhook (its pending deliveries are dropped)',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost webhooks delete: give exactly one ID', 'webhooks delete');
+      await operatorCommand('webhooks.delete', { id: positionals[0] });
+      out(`OK: webhook ${positionals[0]} deleted`);
+    },
+  },
+  'webhooks failures': {
+    usage: 'webhooks failures [ID]',
+    summary: 'the deliveries that did not go through (of one webhook, or all): event, state (retrying or failed), attempts, last error',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length > 1) throw new UsageError('roost webhooks failures: give at most one ID', 'webhooks failures');
+      const { failures } = (await operatorCommand('webhooks.failures', positionals.length ? { id: positionals[0] } : {})) as {
+        failures: { webhook_id: string; event_id: string; event: string; state: string; attempts: number; last_error: string | null; updated_at: string }[];
+      };
+      if (failures.length === 0) return out('No failed deliveries.');
+      const rows = [
+        ['WEBHOOK', 'EVENT', 'FACT', 'STATE', 'ATTEMPTS', 'LAST TRY', 'LAST ERROR'],
+        ...failures.map((f) => [f.webhook_id, f.event, f.event_id, f.state, String(f.attempts), f.updated_at, f.last_error ?? '']),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'domains export': {
+    usage: 'domains export',
+    summary: "print this server's domain blocks as CSV, in Mastodon's export format (#domain,#severity,…)",
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost domains export: takes no arguments', 'domains export');
+      process.stdout.write(((await operatorCommand('domains.export', {})) as { csv: string }).csv);
+    },
+  },
+  'blocklists list': {
+    usage: 'blocklists list',
+    summary: 'the blocklist subscriptions: id, auto-apply, entries pending/applied, last fetch and its error, URL',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost blocklists list: takes no arguments', 'blocklists list');
+      const { subscriptions } = (await operatorCommand('blocklists.list', {})) as {
+        subscriptions: { id: string; url: string; auto_apply: boolean; last_fetched_at: string | null; last_error: string | null; entries: Record<string, number> }[];
+      };
+      if (subscriptions.length === 0) return out('No blocklist subscriptions.');
+      const rows = [
+        ['ID', 'AUTO', 'PENDING', 'APPLIED', 'FETCHED', 'ERROR', 'URL'],
+        ...subscriptions.map((s) => [s.id, s.auto_apply ? 'yes' : 'no', String(s.entries.pending), String(s.entries.applied), s.last_fetched_at ?? '-', s.last_error ?? '-', s.url]),
+      ];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n'));
+    },
+  },
+  'blocklists subscribe': {
+    usage: 'blocklists subscribe URL [--auto-apply]',
+    summary:
+      "subscribe to a published blocklist (Mastodon's CSV export or a JSON list), fetched now and then\n" +
+      'every blocklists.refreshIntervalSeconds; new entries wait for review unless --auto-apply',
+    options: { 'auto-apply': { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost blocklists subscribe: give exactly one URL', 'blocklists subscribe');
+      const { subscription } = (await operatorCommand('blocklists.subscribe', { url: positionals[0], autoApply: values['auto-apply'] })) as { subscription: { id: string } };
+      out(`OK: subscription ${subscription.id} created; its first fetch is queued`);
+    },
+  },
+  'blocklists unsubscribe': {
+    usage: 'blocklists unsubscribe ID [--retract]',
+    summary: 'remove a subscription; --retract also lifts the blocks its entries made (otherwise they stay)',
+    options: { retract: { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost blocklists unsubscribe: give exactly one ID', 'blocklists unsubscribe');
+      await operatorCommand('blocklists.unsubscribe', { id: positionals[0], retract: values.retract });
+      out(`OK: subscription ${positionals[0]} removed`);
+    },
+  },
+  'blocklists refresh': {
+    usage: 'blocklists refresh ID',
+    summary: 'fetch a subscribed list now and say what changed',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost blocklists refresh: give exactly one ID', 'blocklists refresh');
+      const { summary: s } = (await operatorCommand('blocklists.refresh', { id: positionals[0] })) as {
+        summary: { added: number; changed: number; removed: number; applied: number; retracted: number; error: string | null };
+      };
+      if (s.error) throw new RoostError(422, `the list could not be used (${s.error}); nothing changed`);
+      out(`OK: ${s.added} new, ${s.changed} changed, ${s.removed} gone; ${s.applied} block(s) applied, ${s.retracted} retracted`);
+    },
+  },
+  'blocklists pending': {
+    usage: 'blocklists pending',
+    summary: 'the review queue: entries of the subscribed lists waiting to be approved or rejected',
+    options: {},
+    async run(_values, positionals) {
+      if (positionals.length) throw new UsageError('roost blocklists pending: takes no arguments', 'blocklists pending');
+      const { entries } = (await operatorCommand('blocklists.pending', {})) as { entries: { id: string; subscription_id: string; domain: string; severity: string; public_comment: string | null }[] };
+      if (entries.length === 0) return out('No entries waiting for review.');
+      const rows = [['ENTRY', 'LIST', 'DOMAIN', 'SEVERITY', 'COMMENT'], ...entries.map((e) => [e.id, e.subscription_id, e.domain, e.severity, e.public_comment ?? ''])];
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n'));
+    },
+  },
+  ...Object.fromEntries(
+    (['approve', 'reject'] as const).map((verb) => [
+      `blocklists ${verb}`,
+      {
+        usage: `blocklists ${verb} ENTRY-ID`,
+        summary: verb === 'approve' ? 'approve an entry of the review queue: its domain block is created' : 'reject an entry of the review queue',
+        options: {},
+        async run(_values: Values, positionals: string[]) {
+          if (positionals.length !== 1) throw new UsageError(`roost blocklists ${verb}: give exactly one ENTRY-ID`, `blocklists ${verb}`);
+          const { entry } = (await operatorCommand(`blocklists.${verb}`, { id: positionals[0] })) as { entry: { domain: string; state: string } };
+          out(`OK: ${entry.domain} ${entry.state === 'covered' ? 'approved (a block already covers it: nothing new)' : verb === 'approve' ? 'blocked' : 'rejected'}`);
+        },
+      } satisfies CliCommand,
+    ]),
+  ),
   'emojis add': {
     usage: 'emojis add SHORTCODE FILE [--category NAME] [--unlisted]',
     summary: 'add a custom emoji (:SHORTCODE:) from a PNG, GIF or WebP file of at most 256 KB;\n--unlisted keeps it out of the picker (it still renders)',

@@ -61,6 +61,7 @@ import { trustedProxies } from './lib/client-address.ts';
 import { createOutboundTransport, originKey } from './federation/transport.ts';
 import { ACTOR_GONE_JOB, startDeliveryWorkers } from './federation/delivery.ts';
 import { deleteRemoteAccount } from './services/accounts.ts';
+import { WEBHOOK_JOB, WEBHOOK_QUEUE, closeWebhookConnections, webhookJobHandler, webhooksConsumer } from './effects/webhooks.ts';
 import { PUSH_JOB, PUSH_QUEUE, closePushConnections, pushJobHandler, pushNotificationSink } from './push/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -77,6 +78,8 @@ export const SAFETY_NET_POLL_MS = 30_000;
 export const PUSH_CONCURRENCY = 32;
 /** Threads walked at once by one process (src/federation/threads.ts). */
 export const THREAD_FETCH_CONCURRENCY = 2;
+/** Admin webhook deliveries in flight per process (src/effects/webhooks.ts). */
+export const WEBHOOK_CONCURRENCY = 16;
 
 export interface OpenOptions {
   /** A logger already made (startRoost makes one before it binds the port). */
@@ -341,6 +344,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
         notifications: notificationsConsumer(services, [streamingNotificationSink(services), pushNotificationSink(services)]),
         trends: trendsConsumer(services),
         mail: mailConsumer(services),
+        webhooks: webhooksConsumer(services),
       },
       { beforeConsumer: opts.beforeConsumer },
     );
@@ -403,6 +407,21 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       }),
     );
     stops.push(() => threadWorkers.stop());
+    // Admin webhooks (src/effects/webhooks.ts): a lane of their own, so a slow receiver never holds up effects.
+    const webhookWorkers = scoped(() =>
+      startWorkers({
+        sql: services.db.sql,
+        clock: services.clock,
+        log,
+        queue: WEBHOOK_QUEUE,
+        concurrency: WEBHOOK_CONCURRENCY,
+        listener,
+        pollIntervalMs: SAFETY_NET_POLL_MS,
+        handlers: { [WEBHOOK_JOB]: webhookJobHandler(services) },
+      }),
+    );
+    stops.push(async () => closeWebhookConnections(services));
+    stops.push(() => webhookWorkers.stop());
     // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane, through
     // this instance's own transport (its timeouts and address guard), closed after the lanes stop.
     const transport = createOutboundTransport({

@@ -43,6 +43,7 @@ describe('roost domains', () => {
       '  roost domains allow DOMAIN',
       '  roost domains disallow DOMAIN',
       '  roost domains list',
+      '  roost domains export',
     ]);
   }, 60_000);
 

@@ -54,6 +54,9 @@ import { adminReportRoutes } from './admin/reports.ts';
 import { adminActionLogRoutes } from './admin/action_logs.ts';
 import { adminAccountsRoutes } from './admin/accounts.ts';
 import { adminRolesRoutes } from './admin/roles.ts';
+import { adminWebhookRoutes } from './admin/webhooks.ts';
+import { adminMeasureRoutes } from './admin/measures.ts';
+import { adminBlocklistRoutes } from './admin/blocklists.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
@@ -111,6 +114,9 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   adminActionLogRoutes(router, services);
   adminAccountsRoutes(router, services);
   adminRolesRoutes(router, services);
+  adminWebhookRoutes(router, services);
+  adminMeasureRoutes(router, services);
+  adminBlocklistRoutes(router, services);
   pushSubscriptionRoutes(router, services);
   webPageRoutes(router, services);
   return router;

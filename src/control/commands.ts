@@ -35,6 +35,8 @@ import { reopenReport, resolveReport } from '../services/report-moderation.ts';
 import { adminActionPage } from '../services/audit-log.ts';
 import { SIGN_UP_BLOCK_COMMANDS } from './sign-up-blocks.ts';
 import { MODERATION_COMMANDS } from './moderation.ts';
+import { WEBHOOK_COMMANDS } from './webhooks.ts';
+import { BLOCKLIST_COMMANDS } from './blocklists.ts';
 
 export type CommandArgs = Record<string, unknown>;
 /** What a command may need beyond the services: the federation, to find remote accounts. */
@@ -138,6 +140,8 @@ export const COMMANDS: Record<string, Command> = {
   },
   ...SIGN_UP_BLOCK_COMMANDS,
   ...MODERATION_COMMANDS,
+  ...WEBHOOK_COMMANDS,
+  ...BLOCKLIST_COMMANDS,
   async migrate(services) {
     return { applied: await services.db.migrate() };
   },

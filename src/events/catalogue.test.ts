@@ -26,10 +26,13 @@ describe('the consumer declarations', () => {
 
   it('route each fact to the consumers that act on it', () => {
     const created: EventOf<'status.created'> = { type: 'status.created', statusId: '1', accountId: '2', local: true, visibility: 'public', inReplyToId: null };
-    expect(listenersOf(created)).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'trends']);
+    expect(listenersOf(created)).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'trends', 'webhooks']);
     // Only public statuses are trend uses.
-    expect(listenersOf({ ...created, visibility: 'unlisted' })).toEqual(['federate', 'home-feeds', 'streaming', 'notifications']);
-    expect(listenersOf({ ...created, visibility: 'direct' })).toEqual(['federate', 'home-feeds', 'conversations', 'streaming', 'notifications']);
+    expect(listenersOf({ ...created, visibility: 'unlisted' })).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'webhooks']);
+    expect(listenersOf({ ...created, visibility: 'direct' })).toEqual(['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'webhooks']);
+    // Admin webhooks speak of local statuses only.
+    expect(listenersOf({ ...created, local: false })).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'trends']);
+    expect(listenersOf({ type: 'report.updated', reportId: '3' })).toEqual(['webhooks']);
     expect(listenersOf({ type: 'filters.changed', accountId: '2' })).toEqual(['streaming']);
     expect(listenersOf({ type: 'follow.updated', followerId: '1', targetId: '2', reblogs: true, notify: false, languages: null })).toEqual([]);
     // A vote concerns another server only when a local account voted on a remote poll.

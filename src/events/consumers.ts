@@ -15,7 +15,7 @@
 import type { EventOf, EventType, RoostEvent } from './catalogue.ts';
 
 /** Every consumer, in the order a job runs them. */
-export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'trends', 'mail'] as const;
+export const CONSUMER_NAMES = ['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'trends', 'mail', 'webhooks'] as const;
 export type ConsumerName = (typeof CONSUMER_NAMES)[number];
 
 interface Declaration<T extends EventType = EventType> {
@@ -76,6 +76,12 @@ export const CONSUMERS = {
   mail: declare({
     handles: ['user.signed_up', 'user.confirmation_requested', 'user.password_reset_requested', 'account.warned'],
     wants: (e) => e.type !== 'account.warned' || e.sendEmail,
+  }),
+  /** Admin webhooks (effects/webhooks.ts): one delivery job per (fact, webhook that asked for it). */
+  webhooks: declare({
+    handles: ['user.signed_up', 'account.approved', 'account.updated', 'report.created', 'report.updated', 'status.created', 'status.updated'],
+    // Mastodon's status webhooks are for local statuses (null: recorded before `local`; the row says).
+    wants: (e) => (e.type !== 'status.created' && e.type !== 'status.updated') || e.local !== false,
   }),
 } as const satisfies Record<ConsumerName, unknown>;
 

@@ -25,7 +25,9 @@ export type TimerEvent =
   /** A scheduled status' time (services/scheduled-statuses.ts): the time it was set for, `scheduledAt`. */
   | { type: 'scheduled_status.publish'; scheduledStatusId: string; scheduledAt: string }
   /** Trend scores are due to be computed again (services/trends.ts), every trends.refreshSeconds. */
-  | { type: 'trends.refresh' };
+  | { type: 'trends.refresh' }
+  /** A blocklist subscription's next fetch (services/blocklists.ts). */
+  | { type: 'blocklist.refresh'; subscriptionId: string };
 
 export interface ScheduleOptions {
   /** When it is due (now by default). */

@@ -94,7 +94,15 @@ export class ExistingDomainBlockError extends RoostError {
  * ExistingDomainBlockError when a block on the same domain exists, or a block on a parent domain
  * that this one is not stricter than.
  */
-export async function createDomainBlock(services: Services, input: DomainBlockInput, origin: Origin, by: string | null = null): Promise<DomainBlockRow> {
+export async function createDomainBlock(
+  services: Services,
+  input: DomainBlockInput,
+  origin: Origin,
+  /** The moderator (the audit log's actor); null: the operator or a subscription. */
+  by: string | null = null,
+  /** Runs in the block's transaction (a blocklist subscription marks the block as its own). */
+  within?: (sql: Sql, row: DomainBlockRow) => Promise<void>,
+): Promise<DomainBlockRow> {
   const domain = validDomain(input.domain, severityProblem(input.severity));
   const severity = (input.severity ?? 'silence') as DomainSeverity;
   const rule = { domain, severity, rejectMedia: input.rejectMedia ?? false, rejectReports: input.rejectReports ?? false };
@@ -116,6 +124,7 @@ export async function createDomainBlock(services: Services, input: DomainBlockIn
     await applyPolicyToAccounts(services, tx, domain, origin);
     await recordEvent(services, sql, { actorKind: 'domain_block', actorId: id, origin, event: { type: 'domain_block.created', domain, severity } });
     await logAdminAction(services, sql, { actorAccountId: by, action: 'create', targetType: 'DomainBlock', targetId: id, humanIdentifier: domain, detail: { severity } });
+    await within?.(sql, dated(created!));
     return dated(created!);
   });
   services.domainPolicy.invalidate();
@@ -166,7 +175,15 @@ export async function updateDomainBlock(services: Services, id: string, input: O
 }
 
 /** Lifts a block (Mastodon's UnblockDomainService): what it imposed on accounts is lifted too. */
-export async function removeDomainBlock(services: Services, id: string, origin: Origin, by: string | null = null): Promise<DomainBlockRow> {
+export async function removeDomainBlock(
+  services: Services,
+  id: string,
+  origin: Origin,
+  /** The moderator (the audit log's actor); null: the operator or a subscription. */
+  by: string | null = null,
+  /** Runs in the removal's transaction (a blocklist subscription forgets the block it made). */
+  within?: (sql: Sql, row: DomainBlockRow) => Promise<void>,
+): Promise<DomainBlockRow> {
   const row = await services.db.em().transactional(async (tx) => {
     const sql = sqlFromEm(tx);
     await sql.query(`lock table instance_domain_blocks in share row exclusive mode`);
@@ -176,6 +193,7 @@ export async function removeDomainBlock(services: Services, id: string, origin: 
     await applyPolicyToAccounts(services, tx, current.domain, origin);
     await recordEvent(services, sql, { actorKind: 'domain_block', actorId: id, origin, event: { type: 'domain_block.removed', domain: current.domain } });
     await logAdminAction(services, sql, { actorAccountId: by, action: 'destroy', targetType: 'DomainBlock', targetId: id, humanIdentifier: current.domain });
+    await within?.(sql, current);
     return current;
   });
   services.domainPolicy.invalidate();

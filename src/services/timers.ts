@@ -9,6 +9,7 @@ import { expireMute } from './relationships.ts';
 import { closePoll, sendPollUpdate } from './polls.ts';
 import { publishScheduledStatus } from './scheduled-statuses.ts';
 import { handleTrendsRefresh } from './trends.ts';
+import { refreshBlocklistOnTimer } from './blocklists.ts';
 
 export async function handleTimer(services: Services, timer: TimerEvent): Promise<void> {
   switch (timer.type) {
@@ -28,6 +29,9 @@ export async function handleTimer(services: Services, timer: TimerEvent): Promis
       return;
     case 'trends.refresh':
       await handleTrendsRefresh(services);
+      return;
+    case 'blocklist.refresh':
+      await refreshBlocklistOnTimer(services, timer.subscriptionId);
       return;
   }
 }

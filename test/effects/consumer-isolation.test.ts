@@ -123,14 +123,14 @@ describe('a failing consumer retries alone', () => {
   it('with no failure, a public status mentioning a follower has each effect once (the baseline)', async () => {
     const id = await postWith(null, 0, { status: 'hello @bob, no faults' });
     expect(await effectsOf(id)).toEqual(PUBLIC);
-    expect(Object.fromEntries(runs)).toEqual({ federate: 1, 'home-feeds': 1, streaming: 1, notifications: 1 });
+    expect(Object.fromEntries(runs)).toEqual({ federate: 1, 'home-feeds': 1, streaming: 1, notifications: 1, webhooks: 1 });
   }, 60_000);
 
   for (const [failing, times] of [['federate', 1], ['home-feeds', 1], ['streaming', 1], ['notifications', 1]] as const) {
     it(`${failing} failing ${times}× runs ${times + 1}×, every other consumer once, each effect once`, async () => {
       const id = await postWith(failing, times, { status: `hello @bob, ${failing} fails` });
       expect(await effectsOf(id)).toEqual(PUBLIC);
-      const expected: Record<string, number> = { federate: 1, 'home-feeds': 1, streaming: 1, notifications: 1 };
+      const expected: Record<string, number> = { federate: 1, 'home-feeds': 1, streaming: 1, notifications: 1, webhooks: 1 };
       expected[failing] = times + 1;
       expect(Object.fromEntries(runs)).toEqual(expected);
       // The job is gone (done), not dead.
@@ -151,6 +151,6 @@ describe('a failing consumer retries alone', () => {
     const id = await postWith('conversations', 1, { status: '@bob psst', visibility: 'direct' });
     // One conversation row and one `conversation` frame for each participant (alice and bob).
     expect(await effectsOf(id)).toMatchObject({ creates: 0, conversationFrames: 2, mentions: 1, notificationFrames: 1, pushes: 1, conversations: 2 });
-    expect(Object.fromEntries(runs)).toEqual({ federate: 1, 'home-feeds': 1, conversations: 2, streaming: 1, notifications: 1 });
+    expect(Object.fromEntries(runs)).toEqual({ federate: 1, 'home-feeds': 1, conversations: 2, streaming: 1, notifications: 1, webhooks: 1 });
   }, 90_000);
 });

@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role' | 'async_refresh';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'webhook' | 'blocklist_subscription' | 'blocklist_entry' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role' | 'async_refresh';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -515,6 +515,55 @@ export const ROUTES: RouteSpec[] = [
     }),
   ),
   { method: 'DELETE', path: '/api/v1/admin/custom_emojis/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'custom_emoji' } },
+
+  // Admin webhooks (and the failures route, a Roost extension)
+  { method: 'GET', path: '/api/v1/admin/webhooks', auth: 'admin', scopes: ['admin:read'] },
+  { method: 'GET', path: '/api/v1/admin/webhooks/:id', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'webhook' } },
+  { method: 'GET', path: '/api/v1/admin/webhooks/:id/failures', auth: 'admin', scopes: ['admin:read'], pathParams: { id: 'webhook' }, params: { limit: 'int' } },
+  { method: 'POST', path: '/api/v1/admin/webhooks', auth: 'admin', scopes: ['admin:write'], params: { url: 'url', events: 'strings' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/webhooks/:id',
+      auth: 'admin',
+      scopes: ['admin:write'],
+      pathParams: { id: 'webhook' },
+      params: { url: 'url', events: 'strings' },
+    }),
+  ),
+  { method: 'POST', path: '/api/v1/admin/webhooks/:id/enable', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+  { method: 'POST', path: '/api/v1/admin/webhooks/:id/disable', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+  { method: 'POST', path: '/api/v1/admin/webhooks/:id/rotate_secret', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+  { method: 'DELETE', path: '/api/v1/admin/webhooks/:id', auth: 'admin', scopes: ['admin:write'], pathParams: { id: 'webhook' } },
+
+  // Blocklist subscriptions (a Roost extension) and the export of the domain blocks
+  { method: 'GET', path: '/api/v1/admin/domain_blocks/export', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'] },
+  { method: 'GET', path: '/api/v1/admin/blocklist_subscriptions', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'] },
+  { method: 'POST', path: '/api/v1/admin/blocklist_subscriptions', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], params: { url: 'url', auto_apply: 'bool' } },
+  { method: 'GET', path: '/api/v1/admin/blocklist_subscriptions/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], pathParams: { id: 'blocklist_subscription' } },
+  ...(['PUT', 'PATCH'] as const).map(
+    (method): RouteSpec => ({
+      method,
+      sameHandlerAs: method === 'PATCH' ? 'PUT' : undefined,
+      path: '/api/v1/admin/blocklist_subscriptions/:id',
+      auth: 'admin',
+      scopes: ['admin:write', 'admin:write:domain_blocks'],
+      pathParams: { id: 'blocklist_subscription' },
+      params: { url: 'url', auto_apply: 'bool' },
+    }),
+  ),
+  { method: 'DELETE', path: '/api/v1/admin/blocklist_subscriptions/:id', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_subscription' }, params: { retract: 'bool' } },
+  { method: 'POST', path: '/api/v1/admin/blocklist_subscriptions/:id/refresh', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_subscription' } },
+  { method: 'GET', path: '/api/v1/admin/blocklist_entries', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], params: { ...PAGE, state: 'string', subscription_id: 'id' } },
+  { method: 'GET', path: '/api/v1/admin/blocklist_entries/:id', auth: 'admin', scopes: ['admin:read', 'admin:read:domain_blocks'], pathParams: { id: 'blocklist_entry' } },
+  { method: 'POST', path: '/api/v1/admin/blocklist_entries/:id/approve', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_entry' } },
+  { method: 'POST', path: '/api/v1/admin/blocklist_entries/:id/reject', auth: 'admin', scopes: ['admin:write', 'admin:write:domain_blocks'], pathParams: { id: 'blocklist_entry' } },
+
+  // The admin dashboard's figures
+  { method: 'POST', path: '/api/v1/admin/measures', auth: 'admin', scopes: ['admin:read'], params: { keys: 'strings', start_at: 'string', end_at: 'string', tag_uses: 'hash', instance_statuses: 'hash' } },
+  { method: 'POST', path: '/api/v1/admin/dimensions', auth: 'admin', scopes: ['admin:read'], params: { keys: 'strings', start_at: 'string', end_at: 'string', limit: 'int', tag_servers: 'hash' } },
+  { method: 'POST', path: '/api/v1/admin/retention', auth: 'admin', scopes: ['admin:read'], params: { start_at: 'string', end_at: 'string', frequency: 'string' } },
 
   // Admin: accounts (Mastodon's v1 and v2) and roles (a Roost extension)
   {

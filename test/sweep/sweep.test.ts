@@ -55,6 +55,9 @@ interface Fixture {
   featuredTagId: string;
   /** A local custom emoji, for the admin API's path ids. */
   customEmojiId: string;
+  webhookId: string;
+  blocklistSubscriptionId: string;
+  blocklistEntryId: string;
   /** The tag #sweep and a preview card, for the admin trends' path ids. */
   tagId: string;
   previewCardId: string;
@@ -232,6 +235,9 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'filter_keyword') return fx.filterKeywordId;
     if (kind === 'filter_status') return fx.filterStatusId;
     if (kind === 'custom_emoji') return fx.customEmojiId;
+    if (kind === 'webhook') return fx.webhookId;
+    if (kind === 'blocklist_subscription') return fx.blocklistSubscriptionId;
+    if (kind === 'blocklist_entry') return fx.blocklistEntryId;
     if (kind === 'tag') return fx.tagId;
     if (kind === 'preview_card') return fx.previewCardId;
     if (kind === 'report') return fx.reportId;
@@ -603,6 +609,16 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
   const role = await admin.api('/api/v1/admin/roles', { method: 'POST', body: { name: 'Sweeper', position: 5, permissions: '16' } });
   if (role.status !== 200) throw new Error(`sweep fixture: role ${role.status} ${JSON.stringify(role.body)}`);
   expect(emoji.status).toBe(200);
+  const webhook = await admin.api('/api/v1/admin/webhooks', { method: 'POST', body: { url: 'https://hooks.sweep.example/in', events: ['report.created'] } });
+  expect(webhook.status).toBe(200);
+  // A subscription whose list cannot be fetched (nothing listens on port 9), and an entry in its queue.
+  const subscription = await admin.api('/api/v1/admin/blocklist_subscriptions', { method: 'POST', body: { url: 'http://127.0.0.1:9/list.csv' } });
+  expect(subscription.status).toBe(200);
+  const blocklistEntryId = roost.services.ids.next();
+  await roost.services.db.sql.query(
+    `insert into blocklist_entries (id, subscription_id, domain, severity, state, created_at, updated_at) values ($1, $2, 'listed.sweep.example', 'silence', 'pending', now(), now())`,
+    [blocklistEntryId, subscription.body.id],
+  );
   const report = await alice.api('/api/v1/reports', { method: 'POST', body: { account_id: bob.account.id, status_ids: [posted.body.id], comment: 'sweep' } });
   expect(report.status).toBe(200);
   const notifications = (await alice.api('/api/v1/notifications')).body as { id: string; type: string; group_key: string }[];
@@ -619,7 +635,7 @@ async function setUp(roost: TestRoost): Promise<Fixture> {
     `insert into thread_refreshes (root_status_id, refresh_id, state, result_count, started_at, finished_at) values ($1, 'sweepRefresh', 'finished', 2, now(), now())`,
     [posted.body.id],
   );
-  const fx: Fixture = { tagId: tagId!, previewCardId, notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id, roleId: role.body.id, asyncRefreshId: 'sweepRefresh' };
+  const fx: Fixture = { notificationRequestId: requests[0]!.id, notificationId: followRequest.id, notificationGroupKey: mention.group_key, alice, admin, filterId: filter.body.id, filterKeywordId: filter.body.keywords[0].id, filterStatusId: filterStatus.body.id, customEmojiId: emoji.body.id, webhookId: webhook.body.id, blocklistSubscriptionId: subscription.body.id, blocklistEntryId, featuredTagId: featured.body.id, domainBlockId: block.body.id, domainAllowId: allow.body.id, listId: list.body.id, plainAdminScopes, bob, carol, statusId: posted.body.id, mediaId: media.body.id, pollId: withPoll.body.poll.id, conversationId: conversations.body[0].id, scheduledStatusId: scheduled.body.id, unconfirmedToken: una.token, scoped, appToken: grant.body.access_token, clientId: app.body.client_id, clientSecret: app.body.client_secret, tagId: tagId!, previewCardId, reportId: report.body.id, emailDomainBlockId: emailBlock.body.id, canonicalEmailBlockId: canonicalBlock.body.id, ipBlockId: ipBlock.body.id, roleId: role.body.id, asyncRefreshId: 'sweepRefresh' };
   // Each token's first use of the day records activity (a write): do it now, not in a case.
   for (const token of [alice.token, bob.token, carol.token, una.token, ...Object.values(scoped), fx.appToken, admin.token, plainAdminScopes]) {
     await apiRequest(roost, '/api/v1/apps/verify_credentials', { token });

@@ -34,6 +34,7 @@ import { Migration20261127090000_account_domain_blocks_domain } from './Migratio
 import { Migration20261128010000_streaming_source_key } from './Migration20261128010000_streaming_source_key.ts';
 import { Migration20261128070000_notification_requests } from './Migration20261128070000_notification_requests.ts';
 import { Migration20261128110000_poll_voters_unknown } from './Migration20261128110000_poll_voters_unknown.ts';
+import { Migration20261128180000_webhooks_blocklists } from './Migration20261128180000_webhooks_blocklists.ts';
 import { Migration20261128120000_admin_action_logs } from './Migration20261128120000_admin_action_logs.ts';
 import { Migration20261128210000_trends } from './Migration20261128210000_trends.ts';
 import { Migration20261128150000_admin_accounts } from './Migration20261128150000_admin_accounts.ts';
@@ -89,6 +90,7 @@ export const MIGRATIONS = [
   Migration20261128150000_admin_accounts,
   Migration20261128160000_report_moderation,
   Migration20261128170000_mail_and_sign_up_blocks,
+  Migration20261128180000_webhooks_blocklists,
   Migration20261128200000_thread_refreshes,
   Migration20261128210000_trends,
 ];
