@@ -14,7 +14,7 @@ const WINDOW_DAYS = 7;
 export function trendsConsumer(services: Services): ConsumerHandler<'trends'> {
   return async function count(record): Promise<void> {
     const event = record.event;
-    if (!services.config.trends.enabled) return;
+    if (!services.config.trends.enabled || event.tagged === false) return;
     await services.db.sql.query(
       `insert into trend_tag_uses (tag_id, status_id, account_id, day)
        select st.tag_id, s.id, s.account_id, floor(extract(epoch from s.created_at) / ${DAY_SECONDS})::int

@@ -27,7 +27,8 @@ describe('the consumer declarations', () => {
   it('route each fact to the consumers that act on it', () => {
     const created: EventOf<'status.created'> = { type: 'status.created', statusId: '1', accountId: '2', local: true, visibility: 'public', inReplyToId: null };
     expect(listenersOf(created)).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'trends', 'webhooks']);
-    // Only public statuses are trend uses.
+    // Only public statuses naming hashtags are trend uses.
+    expect(listenersOf({ ...created, tagged: false })).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'webhooks']);
     expect(listenersOf({ ...created, visibility: 'unlisted' })).toEqual(['federate', 'home-feeds', 'streaming', 'notifications', 'webhooks']);
     expect(listenersOf({ ...created, visibility: 'direct' })).toEqual(['federate', 'home-feeds', 'conversations', 'streaming', 'notifications', 'webhooks']);
     // Admin webhooks speak of local statuses only.

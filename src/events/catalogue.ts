@@ -23,7 +23,17 @@ import type { StatusVisibility as Visibility } from '../db/entities/status.entit
 export type RecordedFact =
   // Statuses (services/statuses.ts, remote-statuses.ts, status-edits.ts). `local` says whether the
   // status is this server's own: null only on facts recorded before the flag existed.
-  | { type: 'status.created'; statusId: string; accountId: string; local: boolean | null; visibility: Visibility; inReplyToId: string | null; pollId?: string }
+  | {
+      type: 'status.created';
+      statusId: string;
+      accountId: string;
+      local: boolean | null;
+      visibility: Visibility;
+      inReplyToId: string | null;
+      pollId?: string;
+      /** Whether it names hashtags (absent: recorded before the field existed; look). */
+      tagged?: boolean;
+    }
   | {
       type: 'status.updated';
       statusId: string;

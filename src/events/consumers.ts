@@ -70,7 +70,7 @@ export const CONSUMERS = {
   /** Hashtag uses of public statuses, which the trend scores count (effects/trends.ts). */
   trends: declare({
     handles: ['status.created'],
-    wants: (e) => e.visibility === 'public',
+    wants: (e) => e.visibility === 'public' && e.tagged !== false,
   }),
   /** E-mail through SMTP (effects/mail.ts): confirmation, password reset, moderation warnings. */
   mail: declare({

@@ -125,6 +125,8 @@ export async function insertStatus(services: Services, sql: Sql, s: NewStatus, n
     event: {
       type: 'status.created', statusId: s.id, accountId: s.accountId, local: s.local, visibility: s.visibility, inReplyToId: s.parent?.id ?? null,
       ...(pollId ? { pollId } : {}),
+      // Whether it names hashtags: the trends consumer skips a status that names none.
+      tagged: s.tags.length > 0,
     },
   });
   if (s.quote) await insertQuote(services, sql, { statusId: s.id, accountId: s.accountId, local: s.local }, s.quote, now, opts.origin);

@@ -65,6 +65,7 @@ describe('update_credentials', () => {
       discoverable: true,
       indexable: true,
       attribution_domains: [],
+      quote_policy: 'public',
     });
     // What others see is the same Account.
     const seen = await apiRequest(roost, `/api/v1/accounts/${me.account.id}`);

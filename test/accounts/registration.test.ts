@@ -66,6 +66,7 @@ describe('POST /api/v1/accounts in open mode', () => {
       discoverable: null,
       indexable: false,
       attribution_domains: [],
+      quote_policy: 'public',
     });
     const user = await roost.services.db.em().findOneOrFail(UserSchema, { email: 'newbie@example.test' });
     expect({ approved: user.approved, confirmedAt: user.confirmedAt, locale: user.locale, signUpReason: user.signUpReason }).toEqual({
