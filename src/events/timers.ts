@@ -33,6 +33,8 @@ export interface ScheduleOptions {
   maxAttempts?: number;
   /** Jobs with the same ordering key run one at a time, in the order scheduled. */
   orderingKey?: string;
+  /** The lane (the job queue's `queue`) whose runners take it; the default one unless named. */
+  queue?: string;
   clock?: Clock;
 }
 
@@ -51,7 +53,7 @@ export async function cancelTimers(sql: Sql, dedupeKeys: readonly string[]): Pro
 export async function schedule(sql: Sql, kind: string, payload: unknown, opts: ScheduleOptions = {}): Promise<void> {
   await enqueue(
     sql,
-    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts, orderingKey: opts.orderingKey },
+    { kind, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey, maxAttempts: opts.maxAttempts, orderingKey: opts.orderingKey, queue: opts.queue },
     { clock: opts.clock },
   );
 }

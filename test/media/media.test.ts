@@ -14,7 +14,7 @@ import { eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts'
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { enqueue } from '../../src/jobs/queue.ts';
 import { JOBS_NOTIFY_CHANNEL } from '../../src/jobs/schema.ts';
-import { mediaOrderingKey, uploadMediaAsync } from '../../src/services/media.ts';
+import { MEDIA_QUEUE, mediaOrderingKey, uploadMediaAsync } from '../../src/services/media.ts';
 import { unknownKeys, validate } from '../serializers/openapi-check.ts';
 
 let roost: TestRoost;
@@ -176,7 +176,7 @@ describe('queued processing (uploadMediaAsync, kept for work larger than an imag
   it('stores url null, 206 while the job waits, then 200 once processed', async () => {
     // Hold alice's processing: a job of her media ordering key that is not due comes first.
     const sql = roost.services.db.sql;
-    const blocker = await enqueue(sql, { kind: 'test.hold', payload: {}, runAt: new Date(Date.now() + 3_600_000), orderingKey: mediaOrderingKey(alice.account.id) });
+    const blocker = await enqueue(sql, { kind: 'test.hold', queue: MEDIA_QUEUE, payload: {}, runAt: new Date(Date.now() + 3_600_000), orderingKey: mediaOrderingKey(alice.account.id) });
     const id = await uploadMediaAsync(roost.services, alice.account.id, { file: await png(1280, 720), description: 'later', focus: '-1,1' });
     const res = { body: { id } };
     const queued = {
@@ -200,7 +200,7 @@ describe('queued processing (uploadMediaAsync, kept for work larger than an imag
     expect([put.status, put.body.description, put.body.url]).toEqual([206, 'described while waiting', null]);
 
     await sql.query(`delete from jobs where id = $1`, [blocker]);
-    await sql.query(`select pg_notify('${JOBS_NOTIFY_CHANNEL}', 'default')`);
+    await sql.query(`select pg_notify('${JOBS_NOTIFY_CHANNEL}', '${MEDIA_QUEUE}')`);
     const done = await eventually(async () => {
       const r = await alice.api(`/api/v1/media/${res.body.id}`);
       return r.status === 200 ? r : null;
@@ -380,7 +380,7 @@ describe('uploads that pass the header check but do not decode, and animated GIF
     expect(existsSync(path.join(roost.dataDir, 'media', 'media_attachments', 'pending', res.body.id))).toBe(false);
   });
 
-  it('keeps an animated GIF as an animated GIF image (no ffmpeg: no gifv), every frame scaled', async () => {
+  it('keeps an animated GIF as an animated GIF image (no gifv yet), every frame scaled', async () => {
     const frame = (r: number) => sharp({ create: { width: 960, height: 540, channels: 4, background: { r, g: 0, b: 0, alpha: 1 } } }).png().toBuffer();
     const gif = await sharp([await frame(255), await frame(0), await frame(120)], { join: { animated: true } }).gif({ delay: [100, 100, 100] }).toBuffer();
     const res = await upload(alice, form(gif, {}, 'image/gif'));
