@@ -1,7 +1,7 @@
 /**
  * ffmpeg and ffprobe as child processes, bounded: at most `concurrency` ffmpeg runs at once (and
  * as many ffprobe runs, in slots of their own, so a quick probe never waits behind a long
- * transcode), each killed after `timeoutMs`, each with its address space capped (RLIMIT_AS through
+ * transcode), each killed after `timeoutMs` (a probe after `probeTimeoutMs`), each with its address space capped (RLIMIT_AS through
  * the shell's `ulimit -v`, so an allocation past it fails inside ffmpeg instead of swelling the
  * machine). Arguments go to the binary as an argv array: nothing is interpreted by a shell.
  *
@@ -20,6 +20,8 @@ export interface FfmpegOptions {
   timeoutMs: number;
   /** Bytes of address space per process; 0: unbounded. */
   memoryBytes: number;
+  /** An ffprobe run is killed after this long (30 s unless set: reading a header is quick). */
+  probeTimeoutMs?: number;
 }
 
 /** Why a run failed: it did not start (binary missing), timed out (killed), or exited non-zero. */
@@ -106,7 +108,7 @@ export class Ffmpeg {
       this.running++;
       this.peakRunning = Math.max(this.peakRunning, this.running);
       try {
-        return await this.#spawn(bin, ['-nostdin', '-hide_banner', '-loglevel', 'error', ...args]);
+        return await this.#spawn(bin, ['-nostdin', '-hide_banner', '-loglevel', 'error', ...args], this.#opts.timeoutMs);
       } finally {
         this.running--;
       }
@@ -118,7 +120,7 @@ export class Ffmpeg {
     const bin = this.ffprobePath;
     if (!bin) throw new FfmpegError('unavailable', 'no ffprobe binary for this platform: set ROOST_FFPROBE_PATH');
     const out = await this.#probes.run(() =>
-      this.#spawn(bin, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '--', file]),
+      this.#spawn(bin, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '--', file], this.#opts.probeTimeoutMs ?? 30_000),
     );
     try {
       return JSON.parse(out.stdout);
@@ -127,8 +129,8 @@ export class Ffmpeg {
     }
   }
 
-  #spawn(bin: string, args: readonly string[]): Promise<RunOutput> {
-    const { timeoutMs, memoryBytes } = this.#opts;
+  #spawn(bin: string, args: readonly string[], timeoutMs: number): Promise<RunOutput> {
+    const { memoryBytes } = this.#opts;
     // `exec` replaces the shell: the pid is ffmpeg's own, and the kill below reaches it.
     const bounded = memoryBytes > 0 && process.platform !== 'win32';
     const child = bounded

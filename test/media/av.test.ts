@@ -220,6 +220,10 @@ describe('POST /api/v1/media with video and audio (synchronous, as Mastodon v1)'
       const out = await download(res.body.url, `${name}.mp4`);
       expect(probe(out.file).streams.map((s) => s.codec_name)[0]).toBe('h264');
     }
+    // Two at once: the default media.transcodeConcurrency (1) lets one ffmpeg run, the other waits.
+    const both = await Promise.all([upload(form(webm, 'c.webm'), 'v1'), upload(form(mov, 'd.mov'), 'v1')]);
+    expect(both.map((r) => [r.status, r.body.type])).toEqual([[200, 'video'], [200, 'video']]);
+    expect(ffmpegOf(roost.services).peakRunning).toBe(1);
     for (const ext of ['wav', 'flac', 'm4a']) {
       const file = make(`s.${ext}`, ['-f', 'lavfi', '-i', 'sine=duration=3']);
       const res = await upload(form(file, `x.${ext}`), 'v1');
