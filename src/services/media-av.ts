@@ -12,6 +12,8 @@
  *   preset; a file already H.264/yuv420p with AAC or no audio is copied into MP4, not re-encoded
  *   (Mastodon's passthrough). Its `small` is a PNG of the first frame within 640×640, whose 4×4
  *   blurhash is the attachment's;
+ * - an animated GIF becomes a silent H.264 MP4 of type `gifv` (Mastodon's GifTranscoder), in the
+ *   request as for any image;
  * - audio becomes MP3 (LAME VBR quality 2), metadata and pictures dropped; no preview;
  * - `meta.original` is read from the output as Mastodon's VideoMetadataExtractor reads it:
  *   width, height, frame_rate ("30/1"), duration (seconds), bitrate (bits/s); audio: duration
@@ -154,7 +156,7 @@ export function readProbe(json: unknown, sniffed: AvKind): AvProbe | null {
  * Probes an upload whose bytes say `sniffed`, and checks it against Mastodon's video limits;
  * throws Mastodon's 422 for what it cannot take. An ffmpeg that cannot run is an error (logged), not the file's fault.
  */
-export async function probeAv(services: Services, file: string, sniffed: AvKind): Promise<AvProbe> {
+export async function probeAv(services: Services, file: string, sniffed: AvKind, opts: { gifv?: boolean } = {}): Promise<AvProbe> {
   let json: unknown;
   try {
     json = await ffmpegOf(services).probe(file);
@@ -164,7 +166,8 @@ export async function probeAv(services: Services, file: string, sniffed: AvKind)
   }
   const p = readProbe(json, sniffed);
   if (!p) throw new RoostError(422, UNVERIFIED_FILE);
-  if (p.kind === 'video') {
+  // (a GIF was checked as an image, its pixel bound included; Mastodon checks video limits on video only)
+  if (p.kind === 'video' && !opts.gifv) {
     const limits = services.config.limits.mediaAttachments;
     if (p.width! * p.height! > limits.videoMatrixLimit) throw new RoostError(422, `${p.width}x${p.height} videos are not supported`);
     if (p.fps !== null && Math.floor(p.fps) > limits.videoFrameRateLimit) throw new RoostError(422, `${Math.floor(p.fps)}fps videos are not supported`);
@@ -178,17 +181,18 @@ export function passthrough(p: AvProbe): boolean {
 }
 
 /** The ffmpeg arguments (after the common -nostdin/-loglevel ones) that turn `input` into `output`. */
-export function transcodeArgs(p: AvProbe, input: string, output: string): string[] {
+export function transcodeArgs(p: AvProbe, input: string, output: string, gifv = false): string[] {
   if (p.kind === 'audio') {
     return ['-i', input, '-map', '0:a:0', '-vn', '-sn', '-dn', '-map_metadata', '-1', '-c:a', 'libmp3lame', '-q:a', '2', '-f', 'mp3', '-y', output];
   }
-  const streams = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', '-map_metadata', '-1'];
-  if (passthrough(p)) return ['-i', input, ...streams, '-c:v', 'copy', '-c:a', 'copy', '-movflags', '+faststart', '-f', 'mp4', '-y', output];
+  // (an animated GIF has no sound, and Mastodon's gifv is silent)
+  const streams = gifv ? ['-map', '0:v:0', '-an', '-sn', '-dn', '-map_metadata', '-1'] : ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', '-map_metadata', '-1'];
+  if (!gifv && passthrough(p)) return ['-i', input, ...streams, '-c:v', 'copy', '-c:a', 'copy', '-movflags', '+faststart', '-f', 'mp4', '-y', output];
   return [
     '-i', input, ...streams,
     '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-vf', 'crop=floor(iw/2)*2:floor(ih/2)*2',
     ...(p.baseFps !== null && p.baseFps > VFR_FRAME_RATE_THRESHOLD ? ['-vsync', 'vfr'] : []),
-    '-c:a', 'aac', '-b:a', '192k',
+    ...(gifv ? [] : ['-c:a', 'aac', '-b:a', '192k']),
     '-frames:v', String(MAX_VIDEO_FRAMES), '-movflags', '+faststart', '-f', 'mp4', '-y', output,
   ];
 }
@@ -200,7 +204,7 @@ export function thumbnailArgs(input: string, output: string): string[] {
 
 /** A processed video or audio upload: files in the work directory, and what to store of them. */
 export interface ProcessedAv {
-  type: AvKind;
+  type: AvKind | 'gifv';
   contentType: string;
   ext: string;
   original: { path: string; size: number };
@@ -240,10 +244,10 @@ export async function blurhashOf(services: Services, image: Buffer): Promise<str
  * the caller's) as a RoostError when ffmpeg fails on the file, an FfmpegError when it timed out
  * or could not run.
  */
-export async function transcodeAv(services: Services, input: string, p: AvProbe, workDir: string): Promise<ProcessedAv> {
+export async function transcodeAv(services: Services, input: string, p: AvProbe, workDir: string, opts: { gifv?: boolean } = {}): Promise<ProcessedAv> {
   const ff = ffmpegOf(services);
   const output = path.join(workDir, p.kind === 'video' ? 'original.mp4' : 'original.mp3');
-  await ff.ffmpeg(transcodeArgs(p, input, output));
+  await ff.ffmpeg(transcodeArgs(p, input, output, opts.gifv && p.kind === 'video'));
   const out = readProbe(await ff.probe(output), p.kind);
   if (!out || out.kind !== p.kind) throw new FfmpegError('failed', 'the output has no usable stream');
   const size = (await stat(output)).size;
@@ -263,7 +267,7 @@ export async function transcodeAv(services: Services, input: string, p: AvProbe,
   const png = await readFile(thumb);
   const info = await sharp(png, { limitInputPixels: false }).metadata();
   return {
-    type: 'video',
+    type: opts.gifv ? 'gifv' : 'video',
     contentType: 'video/mp4',
     ext: 'mp4',
     original: { path: output, size },

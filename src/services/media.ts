@@ -9,8 +9,8 @@
  * applies the EXIF orientation, writes it again without metadata (no EXIF, GPS, XMP or IPTC
  * survives), scaled down to Mastodon's original size when larger, and makes the `small` preview
  * (at most 230,400 pixels, Mastodon's 640×360) and a 4×4 blurhash (the `blurhash` package, from
- * a small RGBA downscale of the preview). An animated GIF stays a GIF `image` (Mastodon would make
- * a `gifv` video of it). Video and audio are probed and transcoded by ffmpeg (./media-av.ts).
+ * a small RGBA downscale of the preview). An animated GIF becomes a `gifv` (a silent MP4), as
+ * Mastodon makes it. Video and audio are probed and transcoded by ffmpeg (./media-av.ts).
  *
  * POST /api/v1/media does all that before answering, for every type, as Mastodon's v1 does.
  * POST /api/v2/media does it for an image (200 with the URLs); video and audio take the queued
@@ -208,9 +208,9 @@ async function inputFile(upload: Upload, workDir: string): Promise<string> {
  * the results for attachment `id`; Mastodon's 422 for what cannot be processed (an ffmpeg that
  * failed on it, timed out, or cannot run: logged).
  */
-async function processAndStoreAv(services: Services, id: string, input: string, kind: AvKind, workDir: string): Promise<{ processed: ProcessedMedia; keys: StoredKeys }> {
-  const probe = await probeAv(services, input, kind).catch((e) => rethrowAv(services, id, e));
-  const processed = fromAv(await transcodeAv(services, input, probe, workDir).catch((e) => rethrowAv(services, id, e)));
+async function processAndStoreAv(services: Services, id: string, input: string, kind: AvKind, workDir: string, opts: { gifv?: boolean } = {}): Promise<{ processed: ProcessedMedia; keys: StoredKeys }> {
+  const probe = await probeAv(services, input, kind, opts).catch((e) => rethrowAv(services, id, e));
+  const processed = fromAv(await transcodeAv(services, input, probe, workDir, opts).catch((e) => rethrowAv(services, id, e)));
   return { processed, keys: await storeProcessed(mediaStorage(services), id, processed) };
 }
 
@@ -313,7 +313,9 @@ export async function uploadMedia(services: Services, accountId: string, input: 
   const attrs = checkAttributes(services, input);
   const kind = await classifyUpload(services, input.file);
   const id = services.ids.next();
-  if (kind.kind === 'image') {
+  // An animated GIF becomes a gifv (a silent MP4), in the request as Mastodon's GifTranscoder does.
+  const gifv = kind.mime === 'image/gif' && (await checkImage(services, input.file!, kind.mime)).pages > 1;
+  if (kind.kind === 'image' && !gifv) {
     const processed = await processImage(services, input.file!);
     const keys = await storeProcessed(mediaStorage(services), id, processed);
     await insertProcessed(services, id, accountId, processed, keys, attrs);
@@ -321,7 +323,8 @@ export async function uploadMedia(services: Services, accountId: string, input: 
   }
   const workDir = await makeWorkDir(services);
   try {
-    const { processed, keys } = await processAndStoreAv(services, id, await inputFile(input.file!, workDir), kind.kind, workDir);
+    const file = await inputFile(input.file!, workDir);
+    const { processed, keys } = await processAndStoreAv(services, id, file, gifv ? 'video' : (kind.kind as AvKind), workDir, { gifv });
     await insertProcessed(services, id, accountId, processed, keys, attrs);
   } finally {
     await rm(workDir, { recursive: true, force: true });
