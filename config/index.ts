@@ -175,6 +175,19 @@ export interface RoostConfig {
     /** How often the scores are computed again, seconds (on the instance's clock). */
     refreshSeconds: number;
   };
+  /** Video and audio uploads: the ffmpeg that probes and transcodes them, and its bounds. */
+  media: {
+    /** An ffmpeg binary; null: the one the @ffmpeg-installer package ships for this platform. */
+    ffmpegPath: string | null;
+    /** An ffprobe binary; null: the one the @ffprobe-installer package ships. */
+    ffprobePath: string | null;
+    /** ffmpeg processes one Roost runs at once (transcodes; probes have as many slots of their own). */
+    transcodeConcurrency: number;
+    /** One ffmpeg run is killed after this many seconds (the upload is then marked failed). */
+    transcodeTimeoutSeconds: number;
+    /** Address space one ffmpeg or ffprobe process may map, MiB (its RLIMIT_AS); 0: unbounded. */
+    transcodeMemoryMb: number;
+  };
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
   limits: InstanceLimits;
@@ -281,12 +294,13 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * The upload types Roost accepts: images, which sharp decodes (AVIF through libheif; HEIC only
- * where libheif has an HEVC decoder, which sharp's prebuilt binaries do not). Video and audio need
- * ffmpeg, which Roost does not use, so they are neither accepted nor advertised: a client that
- * reads the instance configuration does not offer them.
+ * The upload types Roost accepts: Mastodon's, less HEIC/HEIF. Images are decoded by sharp (AVIF
+ * through libheif; HEIC only where libheif has an HEVC decoder, which sharp's prebuilt binaries do
+ * not, so it is neither accepted nor advertised); video and audio by ffmpeg (media.ffmpegPath).
  */
-export const ROOST_SUPPORTED_MIME_TYPES: readonly string[] = Object.freeze(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif']);
+export const ROOST_SUPPORTED_MIME_TYPES: readonly string[] = Object.freeze(
+  MASTODON_SUPPORTED_MIME_TYPES.filter((t) => t !== 'image/heic' && t !== 'image/heif'),
+);
 
 /** Mastodon 4.3's limits (media types: Roost's, above): every instance's `config.limits`. */
 export const MASTODON_LIMITS: InstanceLimits = deepFreeze({
@@ -728,6 +742,26 @@ const SPECS: Record<string, KeySpec> = {
     file: 'streaming.maxConnectionsPerAccount',
     parse: integer(1, 100_000),
     default: () => 20,
+  },
+  'media.ffmpegPath': { env: 'ROOST_FFMPEG_PATH', file: 'media.ffmpegPath', parse: nullableStr, default: () => null },
+  'media.ffprobePath': { env: 'ROOST_FFPROBE_PATH', file: 'media.ffprobePath', parse: nullableStr, default: () => null },
+  'media.transcodeConcurrency': {
+    env: 'ROOST_MEDIA_CONCURRENCY',
+    file: 'media.transcodeConcurrency',
+    parse: integer(1, 64),
+    default: () => 1,
+  },
+  'media.transcodeTimeoutSeconds': {
+    env: 'ROOST_MEDIA_TIMEOUT',
+    file: 'media.transcodeTimeoutSeconds',
+    parse: integer(1, 86_400),
+    default: () => 600,
+  },
+  'media.transcodeMemoryMb': {
+    env: 'ROOST_MEDIA_MEMORY_MB',
+    file: 'media.transcodeMemoryMb',
+    parse: integer(0, 1_048_576),
+    default: () => 2048,
   },
   logLevel: {
     env: 'ROOST_LOG_LEVEL',

@@ -52,7 +52,8 @@ import { THREAD_FETCH_JOB, THREAD_FETCH_QUEUE, type ThreadFetchJob } from './ser
 import { createDomainPolicy } from './services/domain-policy.ts';
 import { MOVE_FOLLOWERS_JOB, migrateFollowersJob, type MoveFollowersJob } from './services/moves.ts';
 import { VERIFY_LINKS_JOB, verifyAccountLinks } from './services/link-verification.ts';
-import { MEDIA_PROCESS_JOB, processQueuedMedia } from './services/media.ts';
+import { MEDIA_PROCESS_JOB, MEDIA_QUEUE, processQueuedMedia } from './services/media.ts';
+import { sweepMediaWorkDirs } from './services/media-av.ts';
 import { FETCH_CARD_JOB, fetchPreviewCard } from './services/preview-cards.ts';
 import { ListenError, startHttpServer } from './http/index.ts';
 import { prepareUploadDir } from './http/upload-files.ts';
@@ -280,6 +281,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
   const { services } = opened;
   try {
     await prepareUploadDir(uploadDir(config));
+    await sweepMediaWorkDirs(config.dataDir);
   } catch (e) {
     await http.close({ drainMs: 0 });
     await opened.close();
@@ -362,6 +364,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
           [TIMER_JOB]: (payload: unknown) => handleTimer(services, payload as TimerEvent),
           [MOVE_FOLLOWERS_JOB]: async (payload: unknown) => void (await migrateFollowersJob(services, payload as MoveFollowersJob)),
           [VERIFY_LINKS_JOB]: async (payload: unknown) => void (await verifyAccountLinks(services, (payload as { accountId: string }).accountId)),
+          // (queued on the media lane below; one left on this lane by an older Roost is still done)
           [MEDIA_PROCESS_JOB]: (payload: unknown) => processQueuedMedia(services, (payload as { mediaId: string }).mediaId),
           [FETCH_CARD_JOB]: async (payload: unknown) => void (await fetchPreviewCard(services, (payload as { statusId: string }).statusId)),
           // A remote actor's own inbox answered 410 Gone to a delivery: the actor is gone, as if
@@ -422,6 +425,21 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
     );
     stops.push(async () => closeWebhookConnections(services));
     stops.push(() => webhookWorkers.stop());
+    // Video and audio transcodes (services/media-av.ts): their own lane, as many runners as ffmpeg
+    // slots, so a long transcode never holds a runner of the default lane.
+    const mediaWorkers = scoped(() =>
+      startWorkers({
+        sql: services.db.sql,
+        clock: services.clock,
+        log,
+        queue: MEDIA_QUEUE,
+        concurrency: config.media.transcodeConcurrency,
+        listener,
+        pollIntervalMs: SAFETY_NET_POLL_MS,
+        handlers: { [MEDIA_PROCESS_JOB]: (payload: unknown) => processQueuedMedia(services, (payload as { mediaId: string }).mediaId) },
+      }),
+    );
+    stops.push(() => mediaWorkers.stop());
     // Outgoing delivery (src/federation/delivery.ts): the priority lane and the bulk lane, through
     // this instance's own transport (its timeouts and address guard), closed after the lanes stop.
     const transport = createOutboundTransport({

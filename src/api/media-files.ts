@@ -2,7 +2,8 @@
  * GET /system/*: stored media files — account images (services/media-store.ts) and media
  * attachments (the keys of services/media-storage.ts's LocalDiskStorage, whose root this is, e.g.
  * /system/media_attachments/files/…/original/….png) — by exact path under DATA_DIR/media (no
- * traversal; a pending upload, which has no extension, is never served), streamed
+ * traversal; a pending upload, which has no extension, is never served; images, MP4 video and
+ * MP3 audio, with their types), streamed
  * from disk with backpressure (a slow reader holds one chunk, not the file). Names are random and
  * a file never changes once written, so it is cached for a year; the ETag and Last-Modified let
  * a client revalidate with a 304. One byte range is served as a 206.
@@ -14,10 +15,13 @@ import type { Services } from '../context.ts';
 import { IMAGE_TYPES, mediaRoot } from '../services/media-store.ts';
 import { RoostError } from '../lib/errors.ts';
 
+/** What video and audio attachments are stored as (services/media-av.ts). */
+const AV_TYPES: Record<string, string> = { mp4: 'video/mp4', mp3: 'audio/mpeg' };
+
 export function mediaFileRoutes(router: Router, services: Services): void {
   router.get('/system/*', async (ctx) => {
     const rel = ctx.params['*'] ?? '';
-    const m = /^[a-z0-9_/-]+\.(png|jpg|gif|webp)$/.exec(rel);
+    const m = /^[a-z0-9_/-]+\.(png|jpg|gif|webp|mp4|mp3)$/.exec(rel);
     if (!m || rel.includes('..')) throw new RoostError(404, 'Record not found');
     const root = mediaRoot(services);
     const file = path.join(root, rel);
@@ -27,7 +31,7 @@ export function mediaFileRoutes(router: Router, services: Services): void {
     const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
     const lastModified = new Date(Math.floor(st.mtimeMs / 1000) * 1000).toUTCString();
     const headers = {
-      'content-type': IMAGE_TYPES[m[1]!]!,
+      'content-type': IMAGE_TYPES[m[1]!] ?? AV_TYPES[m[1]!]!,
       'cache-control': 'public, max-age=31536000, immutable',
       'x-content-type-options': 'nosniff',
       etag,

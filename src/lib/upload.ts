@@ -4,7 +4,12 @@
  * src/http/upload-files.ts). Services check the size first, so a file over its limit is refused
  * without being read.
  */
-export type Upload = Uint8Array | { readonly size: number; bytes(): Promise<Uint8Array> };
+export type Upload = Uint8Array | { readonly size: number; readonly path?: string | null; bytes(): Promise<Uint8Array> };
+
+/** The temporary file an upload was written to, when it was (tools that read files take it as is). */
+export function uploadPath(upload: Upload): string | null {
+  return upload instanceof Uint8Array ? null : typeof upload.path === 'string' ? upload.path : null;
+}
 
 export function uploadSize(upload: Upload): number {
   return upload instanceof Uint8Array ? upload.byteLength : upload.size;

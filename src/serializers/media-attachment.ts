@@ -6,7 +6,8 @@
  * - a remote attachment Roost has not stored (files are fetched lazily, not yet) is shown at its
  *   remote address: `url` and, for images, `preview_url` are the `remote_url`;
  * - `meta` holds the sizes (`original`, `small`) and the focal point when one was set, as
- *   Mastodon's, or null when there is nothing to say;
+ *   Mastodon's, or null when there is nothing to say; a video's `original` has its frame rate,
+ *   duration and bitrate instead of `size`/`aspect`, an audio's only duration and bitrate;
  * - `text_url` (removed in Mastodon 3.5) and `preview_remote_url` are null.
  */
 
@@ -20,8 +21,20 @@ export interface MediaSize {
   aspect: number;
 }
 
+/** A video's or audio's `meta.original`, as Mastodon reads it from the processed file (audio: duration and bitrate only). */
+export interface AvOriginal {
+  width?: number;
+  height?: number;
+  /** "30/1" */
+  frame_rate?: string;
+  /** Seconds. */
+  duration?: number;
+  /** Bits per second. */
+  bitrate?: number;
+}
+
 export interface MediaMeta {
-  original?: MediaSize;
+  original?: MediaSize | AvOriginal;
   small?: MediaSize;
 }
 
@@ -60,6 +73,16 @@ export function mediaSize(width: number, height: number): MediaSize {
   return { width, height, size: `${width}x${height}`, aspect: width / height };
 }
 
+/** Mastodon's key order (the database's jsonb keeps its own). */
+const META_KEY_ORDER = ['width', 'height', 'size', 'aspect', 'frame_rate', 'duration', 'bitrate'];
+
+function inOrder<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const k of META_KEY_ORDER) if (k in o) out[k] = (o as Record<string, unknown>)[k];
+  for (const [k, v] of Object.entries(o)) if (!(k in out)) out[k] = v;
+  return out as T;
+}
+
 /** The attachment as a client sees it; `filesBaseUrl` is the storage's public base (MediaStorage.baseUrl). */
 export function serializeMediaAttachment(m: MediaAttachmentRow, filesBaseUrl: string): MastodonMediaAttachment {
   const stored = (key: string | null) => (key ? `${filesBaseUrl}${key}` : null);
@@ -70,7 +93,7 @@ export function serializeMediaAttachment(m: MediaAttachmentRow, filesBaseUrl: st
     url = m.remoteUrl;
     previewUrl = m.type === 'image' ? m.remoteUrl : null;
   }
-  const meta: MastodonMediaAttachment['meta'] = { ...(m.meta?.original ? { original: { ...m.meta.original } } : {}), ...(m.meta?.small ? { small: { ...m.meta.small } } : {}) };
+  const meta: MastodonMediaAttachment['meta'] = { ...(m.meta?.original ? { original: inOrder(m.meta.original) } : {}), ...(m.meta?.small ? { small: inOrder(m.meta.small) } : {}) };
   if (m.focus) meta.focus = { x: m.focus.x, y: m.focus.y };
   return {
     id: m.id,

@@ -9,7 +9,7 @@
  * reads (api/media-files.ts): `publicUrl(key)` is that address.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rm, rmdir, stat, writeFile, rename } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, rmdir, stat, writeFile, rename } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -19,6 +19,10 @@ import { mediaRoot } from './media-store.ts';
 export interface MediaStorage {
   /** Stores bytes under a key (replacing what was there). */
   put(key: string, data: Uint8Array): Promise<void>;
+  /** Stores a local file's bytes under a key (the file stays where it is). */
+  putFile(key: string, file: string): Promise<void>;
+  /** Writes a stored file to a local path; false when there is none. */
+  copyOut(key: string, file: string): Promise<boolean>;
   /** The whole file, or null when there is none. */
   read(key: string): Promise<Buffer | null>;
   /** A stream of the file (from byte `start` to `end` inclusive), or null when there is none. */
@@ -69,6 +73,29 @@ export class LocalDiskStorage implements MediaStorage {
       await rename(tmp, file);
     } catch (e) {
       await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  async putFile(key: string, source: string): Promise<void> {
+    const file = this.pathOf(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await copyFile(source, tmp);
+      await rename(tmp, file);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  async copyOut(key: string, dest: string): Promise<boolean> {
+    try {
+      await copyFile(this.pathOf(key), dest);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw e;
     }
   }

@@ -3,43 +3,52 @@
  * status; and the rows of remote attachments that federation stores with a remote status.
  *
  * An upload is never stored as sent. Its type is taken from the bytes (the `file-type` package),
- * never from the client's Content-Type; only images are accepted (ROOST_SUPPORTED_MIME_TYPES:
- * video and audio need ffmpeg, which Roost does not use; an animated GIF stays a GIF `image`
- * where Mastodon would make a `gifv` video). The header's dimensions are checked against the
- * pixel bounds before anything is decoded; then sharp decodes it (bounded again), applies the
- * EXIF orientation, writes it again without metadata (no EXIF, GPS, XMP or IPTC survives), scaled
- * down to Mastodon's original size when larger, and makes the `small` preview (at most 230,400
- * pixels, Mastodon's 640×360) and a 4×4 blurhash (the `blurhash` package, from a small RGBA
- * downscale of the preview).
+ * never from the client's Content-Type or file name; Mastodon's types are accepted
+ * (ROOST_SUPPORTED_MIME_TYPES: all but HEIC/HEIF). Images: the header's dimensions are checked
+ * against the pixel bounds before anything is decoded; then sharp decodes it (bounded again),
+ * applies the EXIF orientation, writes it again without metadata (no EXIF, GPS, XMP or IPTC
+ * survives), scaled down to Mastodon's original size when larger, and makes the `small` preview
+ * (at most 230,400 pixels, Mastodon's 640×360) and a 4×4 blurhash (the `blurhash` package, from
+ * a small RGBA downscale of the preview). An animated GIF becomes a `gifv` (a silent MP4), as
+ * Mastodon makes it. Video and audio are probed and transcoded by ffmpeg (./media-av.ts).
  *
- * POST /api/v1/media and POST /api/v2/media do all that for an image before answering, as Mastodon
- * does. `uploadMediaAsync` is the queued road, for work larger than an image (not taken by a
- * route yet): it checks the upload (type, size, dimensions) at once, keeps the bytes under a
- * pending key; the decoding and encoding run in a background job (MEDIA_PROCESS_JOB, one account's
- * uploads one at a time), and GET /api/v1/media/:id answers 206 until the job is done.
+ * POST /api/v1/media does all that before answering, for every type, as Mastodon's v1 does.
+ * POST /api/v2/media does it for an image (200 with the URLs); video and audio take the queued
+ * road (`uploadMediaAsync`), as Mastodon delays its "larger media formats": the upload is checked
+ * at once (type, size, and for video and audio ffprobe's reading and the video limits), its bytes
+ * kept under a pending key, the attachment answered 202 with `url` null; the transcoding runs in
+ * a background job (MEDIA_PROCESS_JOB on its own lane, MEDIA_QUEUE, as many at once as
+ * media.transcodeConcurrency; one account's uploads one at a time), and GET /api/v1/media/:id
+ * answers 206 until the job is done, 422 if it failed.
  */
 import { randomBytes } from 'node:crypto';
-import { fileTypeFromBuffer } from 'file-type';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
-import { decode as decodeBlurhash, encode as encodeBlurhash, isBlurhashValid } from 'blurhash';
+import { decode as decodeBlurhash, isBlurhashValid } from 'blurhash';
 import type { Services } from '../context.ts';
 import type { Sql } from '../db/sql.ts';
 import { schedule } from '../events/timers.ts';
 import { RoostError, Validation, notFound } from '../lib/errors.ts';
 import { isValidBlurhash } from '../lib/blurhash.ts';
-import { uploadBytes, uploadSize, type Upload } from '../lib/upload.ts';
+import { FfmpegError } from '../lib/ffmpeg.ts';
+import { uploadBytes, uploadPath, uploadSize, type Upload } from '../lib/upload.ts';
 import { mediaSize, type MediaAttachmentRow, type MediaMeta, type MediaType } from '../serializers/media-attachment.ts';
 import { mediaStorage, type MediaStorage } from './media-storage.ts';
+import { avKindOf, blurhashOf, canonicalMime, makeWorkDir, probeAv, transcodeAv, UNVERIFIED_FILE, type AvKind, type ProcessedAv } from './media-av.ts';
 import { findOwnMedia, findUnattachedMedia } from './reads/media.ts';
 
 sharp.cache(false);
 
 /** The job that processes a queued upload (`uploadMediaAsync`; payload { mediaId }). */
 export const MEDIA_PROCESS_JOB = 'media.process';
+/** Its lane: as many runners as media.transcodeConcurrency, so transcodes never hold the lane of other work. */
+export const MEDIA_QUEUE = 'media';
 
 /** Mastodon's answers for what it cannot take. */
 export const INVALID_FILE = 'Validation failed: File content type is invalid, File is invalid';
-export const UNVERIFIED_FILE = 'File type of uploaded media could not be verified';
+export { UNVERIFIED_FILE };
 export const PROCESSING_ERROR = 'Error processing thumbnail for uploaded media';
 
 /** Output format per accepted input type (AVIF becomes JPEG, as Mastodon converts HEIC/AVIF). */
@@ -59,26 +68,61 @@ export interface MediaUpload {
   focus?: string;
 }
 
+/** A local file (in a work directory) to store. */
+interface WorkFile {
+  path: string;
+  size: number;
+}
+
 export interface ProcessedMedia {
   type: MediaType;
   contentType: string;
   ext: string;
-  original: Buffer;
-  small: Buffer;
+  original: Buffer | WorkFile;
+  /** The preview (none for audio); `smallExt` when its format differs from the original's. */
+  small: Buffer | WorkFile | null;
+  smallExt?: string;
   meta: MediaMeta;
-  blurhash: string;
+  blurhash: string | null;
 }
 
-/** What an upload is, from its bytes and header: refused with Mastodon's 422 when not an image Roost takes or too large. */
-async function checkUpload(services: Services, upload: Upload | undefined): Promise<{ data: Uint8Array; mime: string; width: number; height: number; pages: number; orientation: number }> {
+function fromAv(p: ProcessedAv): ProcessedMedia {
+  return { type: p.type, contentType: p.contentType, ext: p.ext, original: p.original, small: p.small, smallExt: p.small?.ext, meta: p.meta, blurhash: p.blurhash };
+}
+
+function sizeOf(b: Buffer | WorkFile): number {
+  return Buffer.isBuffer(b) ? b.length : b.size;
+}
+
+function mb(bytes: number): number {
+  return Math.round(bytes / 1024 / 1024);
+}
+
+/** What an upload is, from its bytes: an image or video or audio of a type Roost takes, within its size limit; else Mastodon's 422. */
+async function classifyUpload(services: Services, upload: Upload | undefined): Promise<{ kind: 'image' | AvKind; mime: string }> {
   const limits = services.config.limits.mediaAttachments;
   if (!upload || uploadSize(upload) === 0) throw new RoostError(422, "Validation failed: File can't be blank");
-  if (uploadSize(upload) > limits.imageSizeLimit) {
-    throw new RoostError(422, `Validation failed: File file size must be less than ${Math.round(limits.imageSizeLimit / 1024 / 1024)} MB`);
+  const size = uploadSize(upload);
+  const largest = Math.max(limits.imageSizeLimit, limits.videoSizeLimit);
+  if (size > largest) throw new RoostError(422, `Validation failed: File file size must be less than ${mb(largest)} MB`);
+  const file = uploadPath(upload);
+  // Only the head is read to tell the type (the whole file when it came in memory anyway).
+  const sniffed = await (file ? fileTypeFromFile(file) : fileTypeFromBuffer(await uploadBytes(upload))).catch(() => undefined);
+  const mime = canonicalMime(sniffed?.mime);
+  if (!mime || !limits.supportedMimeTypes.includes(mime)) throw new RoostError(422, INVALID_FILE);
+  if (FORMATS[mime]) {
+    if (size > limits.imageSizeLimit) throw new RoostError(422, `Validation failed: File file size must be less than ${mb(limits.imageSizeLimit)} MB`);
+    return { kind: 'image', mime };
   }
+  const kind = avKindOf(mime);
+  if (!kind) throw new RoostError(422, INVALID_FILE);
+  if (size > limits.videoSizeLimit) throw new RoostError(422, `Validation failed: File file size must be less than ${mb(limits.videoSizeLimit)} MB`);
+  return { kind, mime };
+}
+
+/** An image upload's header: refused with Mastodon's 422 when it does not read or is too large. */
+async function checkImage(services: Services, upload: Upload, mime: string): Promise<{ data: Uint8Array; mime: string; width: number; height: number; pages: number; orientation: number }> {
   const data = await uploadBytes(upload);
-  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined);
-  if (!sniffed || !FORMATS[sniffed.mime] || !limits.supportedMimeTypes.includes(sniffed.mime)) throw new RoostError(422, INVALID_FILE);
   let meta: Metadata;
   try {
     meta = await sharp(data, { limitInputPixels: false, animated: true }).metadata();
@@ -91,7 +135,7 @@ async function checkUpload(services: Services, upload: Upload | undefined): Prom
   if (!width || !height) throw new RoostError(422, UNVERIFIED_FILE);
   // Every frame of an animation is decoded: the bound is on all of them.
   if (width * height * pages > maxPixels(services)) throw new RoostError(422, `${width}x${height} images are not supported`);
-  return { data, mime: sniffed.mime, width, height, pages, orientation: meta.orientation ?? 1 };
+  return { data, mime, width, height, pages, orientation: meta.orientation ?? 1 };
 }
 
 function maxPixels(services: Services): number {
@@ -114,10 +158,12 @@ function encodeAs(pipeline: Sharp, ext: string): Sharp {
   }
 }
 
-/** Decodes, orients, bounds and re-encodes an image; makes its preview, sizes and blurhash. Throws a 422 RoostError for what it cannot take. */
+/** Decodes, orients, bounds and re-encodes an image; makes its preview, sizes and blurhash. Throws a 422 RoostError for what it cannot take (a video or audio too). */
 export async function processImage(services: Services, upload: Upload): Promise<ProcessedMedia> {
   const limits = services.config.limits.mediaAttachments;
-  const head = await checkUpload(services, upload);
+  const kind = await classifyUpload(services, upload);
+  if (kind.kind !== 'image') throw new RoostError(422, INVALID_FILE);
+  const head = await checkImage(services, upload, kind.mime);
   const data = head.data;
   const format = FORMATS[head.mime]!;
   const animated = head.pages > 1;
@@ -129,18 +175,7 @@ export async function processImage(services: Services, upload: Upload): Promise<
     const smallSize = fitPixels(w, h, limits.smallMaxPixels);
     const original = await encodeAs(input().rotate().resize(originalSize.width, originalSize.height, { fit: 'fill' }), format.ext).toBuffer({ resolveWithObject: true });
     const small = await encodeAs(input().rotate().resize(smallSize.width, smallSize.height, { fit: 'fill' }), format.ext).toBuffer({ resolveWithObject: true });
-    const pixels = await sharp(small.data, { limitInputPixels: false })
-      .resize(32, 32, { fit: 'inside' })
-      .ensureAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    const blurhash = encodeBlurhash(
-      new Uint8ClampedArray(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength),
-      pixels.info.width,
-      pixels.info.height,
-      limits.blurhashComponents.x,
-      limits.blurhashComponents.y,
-    );
+    const blurhash = await blurhashOf(services, small.data);
     const heightOf = (info: OutputInfo) => (animated ? (info.pageHeight ?? Math.round(info.height / head.pages)) : info.height);
     return {
       type: 'image',
@@ -157,6 +192,38 @@ export async function processImage(services: Services, upload: Upload): Promise<
     if (/pixel limit/i.test(message)) throw new RoostError(422, `${head.width}x${head.height} images are not supported`);
     throw new RoostError(422, UNVERIFIED_FILE);
   }
+}
+
+/** The upload as a local file ffmpeg can read: its temporary file, else its bytes written into `workDir`. */
+async function inputFile(upload: Upload, workDir: string): Promise<string> {
+  const file = uploadPath(upload);
+  if (file) return file;
+  const written = path.join(workDir, 'input');
+  await writeFile(written, await uploadBytes(upload));
+  return written;
+}
+
+/**
+ * Probes and transcodes a video or audio upload (`input`, a local file) in `workDir`, and stores
+ * the results for attachment `id`; Mastodon's 422 for what cannot be processed (an ffmpeg that
+ * failed on it, timed out, or cannot run: logged).
+ */
+async function processAndStoreAv(services: Services, id: string, input: string, kind: AvKind, workDir: string, opts: { gifv?: boolean } = {}): Promise<{ processed: ProcessedMedia; keys: StoredKeys }> {
+  const probe = await probeAv(services, input, kind, opts).catch((e) => rethrowAv(services, id, e));
+  const processed = fromAv(await transcodeAv(services, input, probe, workDir, opts).catch((e) => rethrowAv(services, id, e)));
+  return { processed, keys: await storeProcessed(mediaStorage(services), id, processed) };
+}
+
+/** An ffmpeg failure as Mastodon's 422 (its processing error), logged. */
+function rethrowAv(services: Services, mediaId: string, e: unknown): never {
+  if (e instanceof RoostError) throw e;
+  if (e instanceof FfmpegError) {
+    const log = services.log.child({ module: 'media' });
+    if (e.reason === 'unavailable') log.error({ mediaId, err: e.message }, 'ffmpeg cannot run: video and audio uploads fail (set ROOST_FFMPEG_PATH / ROOST_FFPROBE_PATH)');
+    else log.info({ mediaId, reason: e.reason, err: e.message }, 'video or audio upload could not be processed');
+    throw new RoostError(422, PROCESSING_ERROR);
+  }
+  throw e;
 }
 
 /** Description and focal point, checked as Mastodon words its errors (also for an edit's media_attributes). */
@@ -181,22 +248,34 @@ export function checkAttributes(services: Services, input: { description?: strin
 }
 
 /** Storage keys as Mastodon lays them out: media_attachments/files/<id in groups of 3>/<style>/<random>.<ext>. */
-function fileKeys(id: string, ext: string): { original: string; small: string } {
+function fileKeys(id: string, ext: string, smallExt = ext): StoredKeys {
   const partition = id.padStart(9, '0').match(/\d{1,3}(?=(\d{3})*$)/g)!.join('/');
-  const name = `${randomBytes(8).toString('hex')}.${ext}`;
-  return { original: `media_attachments/files/${partition}/original/${name}`, small: `media_attachments/files/${partition}/small/${name}` };
+  const name = randomBytes(8).toString('hex');
+  return { original: `media_attachments/files/${partition}/original/${name}.${ext}`, small: `media_attachments/files/${partition}/small/${name}.${smallExt}` };
 }
 
-/** Where POST /api/v2/media keeps an upload until its job processed it (not served: no extension). */
+interface StoredKeys {
+  original: string;
+  /** null: no preview (audio). */
+  small: string | null;
+}
+
+/** Where an upload waits for its job (not served: no extension). */
 function pendingKey(id: string): string {
   return `media_attachments/pending/${id}`;
 }
 
-async function storeProcessed(storage: MediaStorage, id: string, p: ProcessedMedia): Promise<{ original: string; small: string }> {
-  const keys = fileKeys(id, p.ext);
-  await storage.put(keys.original, p.original);
+async function putEither(storage: MediaStorage, key: string, data: Buffer | WorkFile): Promise<void> {
+  if (Buffer.isBuffer(data)) await storage.put(key, data);
+  else await storage.putFile(key, data.path);
+}
+
+async function storeProcessed(storage: MediaStorage, id: string, p: ProcessedMedia): Promise<StoredKeys> {
+  const keys = fileKeys(id, p.ext, p.smallExt);
+  await putEither(storage, keys.original, p.original);
+  if (!p.small) return { original: keys.original, small: null };
   try {
-    await storage.put(keys.small, p.small);
+    await putEither(storage, keys.small!, p.small);
   } catch (e) {
     await storage.delete(keys.original).catch(() => undefined);
     throw e;
@@ -208,53 +287,91 @@ async function removeFiles(storage: MediaStorage, keys: (string | null)[]): Prom
   for (const key of keys) if (key) await storage.delete(key).catch(() => undefined);
 }
 
-/**
- * POST /api/v1/media: processes the upload, then stores the attachment (processing complete).
- * Returns its id.
- */
-export async function uploadMedia(services: Services, accountId: string, input: MediaUpload): Promise<string> {
-  const attrs = checkAttributes(services, input);
-  const processed = await processImage(services, input.file!);
-  const id = services.ids.next();
-  const storage = mediaStorage(services);
-  const keys = await storeProcessed(storage, id, processed);
+/** Inserts a processed attachment (processing complete); its files go if the row cannot be written. */
+async function insertProcessed(services: Services, id: string, accountId: string, p: ProcessedMedia, keys: StoredKeys, attrs: ReturnType<typeof checkAttributes>): Promise<void> {
   const now = services.clock.now();
   try {
     await services.db.sql.query(
       `insert into media_attachments (id, account_id, type, processing, file_key, small_key, content_type, file_size, description,
                                       focus_x, focus_y, meta, blurhash, created_at, updated_at)
        values ($1, $2, $3, 'complete', $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $13)`,
-      [id, accountId, processed.type, keys.original, keys.small, processed.contentType, processed.original.length, attrs.description ?? null,
-        attrs.focus?.x ?? null, attrs.focus?.y ?? null, JSON.stringify(processed.meta), processed.blurhash, now],
+      [id, accountId, p.type, keys.original, keys.small, p.contentType, sizeOf(p.original), attrs.description ?? null,
+        attrs.focus?.x ?? null, attrs.focus?.y ?? null, JSON.stringify(p.meta), p.blurhash, now],
     );
   } catch (e) {
-    await removeFiles(storage, [keys.original, keys.small]);
+    await removeFiles(mediaStorage(services), [keys.original, keys.small]);
     throw e;
+  }
+}
+
+/**
+ * POST /api/v1/media (and v2 for an image): processes the upload, then stores the attachment
+ * (processing complete). A video or audio is transcoded here too, as Mastodon's v1 does (the
+ * request waits for an ffmpeg slot). Returns its id.
+ */
+export async function uploadMedia(services: Services, accountId: string, input: MediaUpload): Promise<string> {
+  const attrs = checkAttributes(services, input);
+  const kind = await classifyUpload(services, input.file);
+  const id = services.ids.next();
+  // An animated GIF becomes a gifv (a silent MP4), in the request as Mastodon's GifTranscoder does.
+  const gifv = kind.mime === 'image/gif' && (await checkImage(services, input.file!, kind.mime)).pages > 1;
+  if (kind.kind === 'image' && !gifv) {
+    const processed = await processImage(services, input.file!);
+    const keys = await storeProcessed(mediaStorage(services), id, processed);
+    await insertProcessed(services, id, accountId, processed, keys, attrs);
+    return id;
+  }
+  const workDir = await makeWorkDir(services);
+  try {
+    const file = await inputFile(input.file!, workDir);
+    const { processed, keys } = await processAndStoreAv(services, id, file, gifv ? 'video' : (kind.kind as AvKind), workDir, { gifv });
+    await insertProcessed(services, id, accountId, processed, keys, attrs);
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
   }
   return id;
 }
 
+/** Whether an upload is video or audio (POST /api/v2/media queues those); throws Mastodon's 422 for what Roost does not take. */
+export async function isLargerMedia(services: Services, file: Upload | undefined): Promise<boolean> {
+  return (await classifyUpload(services, file)).kind !== 'image';
+}
+
 /**
- * The queued upload (for work larger than an image): checks the upload now (type, size, dimensions), keeps its bytes and queues
- * the processing (MEDIA_PROCESS_JOB) in the transaction that stores the attachment as `queued`.
- * Returns its id.
+ * The queued upload (POST /api/v2/media for video and audio): checks the upload now (type, size;
+ * an image's dimensions; a video's or audio's ffprobe reading and Mastodon's video limits), keeps
+ * its bytes and queues the processing (MEDIA_PROCESS_JOB) in the transaction that stores the
+ * attachment as `queued`, of its type. Returns its id.
  */
 export async function uploadMediaAsync(services: Services, accountId: string, input: MediaUpload): Promise<string> {
   const attrs = checkAttributes(services, input);
-  const { data } = await checkUpload(services, input.file);
+  const kind = await classifyUpload(services, input.file);
+  const upload = input.file!;
   const id = services.ids.next();
   const storage = mediaStorage(services);
-  await storage.put(pendingKey(id), data);
+  if (kind.kind === 'image') {
+    const { data } = await checkImage(services, upload, kind.mime);
+    await storage.put(pendingKey(id), data);
+  } else {
+    const workDir = await makeWorkDir(services);
+    try {
+      const file = await inputFile(upload, workDir);
+      await probeAv(services, file, kind.kind).catch((e) => rethrowAv(services, id, e));
+      await storage.putFile(pendingKey(id), file);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
   const now = services.clock.now();
   try {
     await services.db.sql.transaction(async (sql) => {
       await sql.query(
         `insert into media_attachments (id, account_id, type, processing, file_size, description, focus_x, focus_y, created_at, updated_at)
-         values ($1, $2, 'image', 'queued', $3, $4, $5, $6, $7, $7)`,
-        [id, accountId, data.length, attrs.description ?? null, attrs.focus?.x ?? null, attrs.focus?.y ?? null, now],
+         values ($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $8)`,
+        [id, accountId, kind.kind, uploadSize(upload), attrs.description ?? null, attrs.focus?.x ?? null, attrs.focus?.y ?? null, now],
       );
       // One account's uploads are processed one at a time (a burst from one account does not hold everyone's).
-      await schedule(sql, MEDIA_PROCESS_JOB, { mediaId: id }, { orderingKey: mediaOrderingKey(accountId), maxAttempts: 5, clock: services.clock });
+      await schedule(sql, MEDIA_PROCESS_JOB, { mediaId: id }, { queue: MEDIA_QUEUE, orderingKey: mediaOrderingKey(accountId), maxAttempts: 5, clock: services.clock });
     });
   } catch (e) {
     await removeFiles(storage, [pendingKey(id)]);
@@ -269,40 +386,54 @@ export function mediaOrderingKey(accountId: string): string {
 }
 
 /**
- * The job: processes a queued upload. An upload that turns out undecodable is marked `failed`
- * (GET /api/v1/media/:id then answers 422), not retried; an attachment deleted meanwhile is
- * forgotten, with any file written for it.
+ * The job: processes a queued upload. An upload that turns out unprocessable (undecodable, an
+ * ffmpeg that fails on it, times out or cannot run) is marked `failed` (GET /api/v1/media/:id
+ * then answers 422), not retried; an attachment deleted meanwhile is forgotten, with any file
+ * written for it. Work files go whatever the outcome.
  */
 export async function processQueuedMedia(services: Services, mediaId: string): Promise<void> {
   const sql = services.db.sql;
-  const [row] = await sql.query<{ processing: string }>(`select processing from media_attachments where id = $1`, [mediaId]);
+  const [row] = await sql.query<{ processing: string; type: MediaType }>(`select processing, type from media_attachments where id = $1`, [mediaId]);
   const storage = mediaStorage(services);
   if (!row || row.processing === 'complete' || row.processing === 'failed') {
     if (!row) await removeFiles(storage, [pendingKey(mediaId)]);
     return;
   }
   await sql.query(`update media_attachments set processing = 'in_progress', updated_at = $2 where id = $1 and processing = 'queued'`, [mediaId, services.clock.now()]);
-  const data = await storage.read(pendingKey(mediaId));
-  let processed: ProcessedMedia | null = null;
-  if (data) {
+  let stored: { processed: ProcessedMedia; keys: StoredKeys } | null = null;
+  if (row.type === 'video' || row.type === 'audio') {
+    const workDir = await makeWorkDir(services);
     try {
-      processed = await processImage(services, data);
+      const input = path.join(workDir, 'input');
+      if (await storage.copyOut(pendingKey(mediaId), input)) stored = await processAndStoreAv(services, mediaId, input, row.type, workDir);
+    } catch (e) {
+      if (!(e instanceof RoostError)) throw e;
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  } else {
+    const data = await storage.read(pendingKey(mediaId));
+    try {
+      if (data) {
+        const processed = await processImage(services, data);
+        stored = { processed, keys: await storeProcessed(storage, mediaId, processed) };
+      }
     } catch (e) {
       if (!(e instanceof RoostError)) throw e;
     }
   }
-  if (!processed) {
+  if (!stored) {
     await sql.query(`update media_attachments set processing = 'failed', updated_at = $2 where id = $1`, [mediaId, services.clock.now()]);
     await removeFiles(storage, [pendingKey(mediaId)]);
     services.log.child({ module: 'media' }).info({ mediaId }, 'upload could not be processed');
     return;
   }
-  const keys = await storeProcessed(storage, mediaId, processed);
+  const { processed, keys } = stored;
   const done = await sql.query(
     `update media_attachments set processing = 'complete', type = $2, file_key = $3, small_key = $4, content_type = $5, file_size = $6,
             meta = $7::jsonb, blurhash = $8, updated_at = $9
       where id = $1 and processing <> 'complete' returning id`,
-    [mediaId, processed.type, keys.original, keys.small, processed.contentType, processed.original.length, JSON.stringify(processed.meta), processed.blurhash, services.clock.now()],
+    [mediaId, processed.type, keys.original, keys.small, processed.contentType, sizeOf(processed.original), JSON.stringify(processed.meta), processed.blurhash, services.clock.now()],
   );
   // Deleted (or done by another run) meanwhile: these files are nobody's.
   if (done.length === 0) await removeFiles(storage, [keys.original, keys.small]);

@@ -4,9 +4,14 @@
  * focal point, sizes — as Documents carrying Mastodon's `blurhash` and `focalPoint`; a hostile
  * blurhash of 9×9 components is dropped while a 5×5 one is kept; an edit on A that reorders the
  * media and changes a description reaches B as an Update(Note), and B's /history shows both
- * versions with their media. A remote status with a link gets its preview card on B, fetched
+ * versions with their media. A video and an audio post reach B as Documents of their media
+ * types (video/mp4, audio/mpeg) and show there as `video` and `audio`. A remote status with a link gets its preview card on B, fetched
  * through the bounded fetcher, as a local one does.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
@@ -19,6 +24,7 @@ import { followAccount } from '../../src/services/follows.ts';
 import { lookupRemoteAccount } from '../../src/federation/lookup.ts';
 import { MediaCreate, MediaDocument, MediaNote } from '../../src/federation/convert/mastodon-media.ts';
 import { sendActivity } from '../../src/federation/delivery.ts';
+import { ffmpegOf } from '../../src/services/media-av.ts';
 
 let a: TestRoost;
 let b: TestRoost;
@@ -143,6 +149,46 @@ describe('media between two instances', () => {
       ['https://files.b.test/2.png', 'small hash', fiveByFive, null],
     ]);
   });
+
+  it('a video and an audio post on A reach B as Documents with their media types, shown there as video and audio', async () => {
+    const ff = ffmpegOf(a.services).ffmpegPath!;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'roost-fed-av-'));
+    try {
+      const make = (name: string, args: string[]) => {
+        const file = path.join(dir, name);
+        const r = spawnSync(ff, ['-nostdin', '-loglevel', 'error', '-y', ...args, file]);
+        expect(r.status).toBe(0);
+        return readFileSync(file);
+      };
+      const send = async (bytes: Buffer, name: string, description: string) => {
+        const f = new FormData();
+        f.append('file', new Blob([new Uint8Array(bytes)]), name);
+        f.append('description', description);
+        const res = await alice.api('/api/v1/media', { method: 'POST', body: f });
+        expect([res.status, res.body.url === null]).toEqual([200, false]);
+        return res.body as { id: string; url: string; blurhash: string | null; type: string };
+      };
+      const video = await send(make('v.webm', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=1', '-c:v', 'libvpx']), 'v.webm', 'A test card');
+      const audio = await send(make('a.wav', ['-f', 'lavfi', '-i', 'sine=duration=1']), 'a.wav', 'A tone');
+      for (const [m, type, mediaType] of [[video, 'video', 'video/mp4'], [audio, 'audio', 'audio/mpeg']] as const) {
+        const res = await alice.api('/api/v1/statuses', { method: 'POST', body: { status: `a ${type}`, media_ids: [m.id] } });
+        expect(res.status).toBe(200);
+        const note = (await (await fetch(res.body.uri, { headers: AP })).json()) as { attachment: { type: string; mediaType: string; url: string } };
+        expect([note.attachment.type, note.attachment.mediaType, note.attachment.url]).toEqual(['Document', mediaType, m.url]);
+        const onB = await eventually(() => statusOn(b, res.body.uri), 20_000, `the ${type} post on B`);
+        const seen = (await bob.api(`/api/v1/statuses/${onB.id}`)).body;
+        expect(seen.media_attachments).toEqual([
+          {
+            id: seen.media_attachments[0].id, type, url: m.url, preview_url: null, remote_url: m.url, preview_remote_url: null, text_url: null,
+            meta: type === 'video' ? { original: { width: 160, height: 120, size: '160x120', aspect: 160 / 120 } } : null,
+            description: type === 'video' ? 'A test card' : 'A tone', blurhash: m.blurhash,
+          },
+        ]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('an edit on A reordering the media and changing a description shows on B, with a history', async () => {
     const edited = await alice.api(`/api/v1/statuses/${posted.id}`, {

@@ -14,7 +14,7 @@ import { eventually, startTestRoost, type TestRoost } from '../helpers/roost.ts'
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { enqueue } from '../../src/jobs/queue.ts';
 import { JOBS_NOTIFY_CHANNEL } from '../../src/jobs/schema.ts';
-import { mediaOrderingKey, uploadMediaAsync } from '../../src/services/media.ts';
+import { MEDIA_QUEUE, mediaOrderingKey, uploadMediaAsync } from '../../src/services/media.ts';
 import { unknownKeys, validate } from '../serializers/openapi-check.ts';
 
 let roost: TestRoost;
@@ -176,7 +176,7 @@ describe('queued processing (uploadMediaAsync, kept for work larger than an imag
   it('stores url null, 206 while the job waits, then 200 once processed', async () => {
     // Hold alice's processing: a job of her media ordering key that is not due comes first.
     const sql = roost.services.db.sql;
-    const blocker = await enqueue(sql, { kind: 'test.hold', payload: {}, runAt: new Date(Date.now() + 3_600_000), orderingKey: mediaOrderingKey(alice.account.id) });
+    const blocker = await enqueue(sql, { kind: 'test.hold', queue: MEDIA_QUEUE, payload: {}, runAt: new Date(Date.now() + 3_600_000), orderingKey: mediaOrderingKey(alice.account.id) });
     const id = await uploadMediaAsync(roost.services, alice.account.id, { file: await png(1280, 720), description: 'later', focus: '-1,1' });
     const res = { body: { id } };
     const queued = {
@@ -200,7 +200,7 @@ describe('queued processing (uploadMediaAsync, kept for work larger than an imag
     expect([put.status, put.body.description, put.body.url]).toEqual([206, 'described while waiting', null]);
 
     await sql.query(`delete from jobs where id = $1`, [blocker]);
-    await sql.query(`select pg_notify('${JOBS_NOTIFY_CHANNEL}', 'default')`);
+    await sql.query(`select pg_notify('${JOBS_NOTIFY_CHANNEL}', '${MEDIA_QUEUE}')`);
     const done = await eventually(async () => {
       const r = await alice.api(`/api/v1/media/${res.body.id}`);
       return r.status === 200 ? r : null;
@@ -353,7 +353,7 @@ describe('persistRemoteMedia (for federation)', () => {
   });
 });
 
-describe('uploads that pass the header check but do not decode, and animated GIFs', () => {
+describe('uploads that pass the header check but do not decode, and GIFs', () => {
   async function corruptPng(): Promise<Buffer> {
     const png = Buffer.from(await sharp({ create: { width: 100, height: 100, channels: 3, background: 'red' } }).png({ compressionLevel: 0 }).toBuffer());
     // The header (IHDR) stays sound; the pixel data in the middle does not.
@@ -380,17 +380,27 @@ describe('uploads that pass the header check but do not decode, and animated GIF
     expect(existsSync(path.join(roost.dataDir, 'media', 'media_attachments', 'pending', res.body.id))).toBe(false);
   });
 
-  it('keeps an animated GIF as an animated GIF image (no ffmpeg: no gifv), every frame scaled', async () => {
+  it('makes an animated GIF a gifv (a silent H.264 MP4, Mastodon’s GifTranscoder), in the request; a still GIF stays an image', async () => {
     const frame = (r: number) => sharp({ create: { width: 960, height: 540, channels: 4, background: { r, g: 0, b: 0, alpha: 1 } } }).png().toBuffer();
     const gif = await sharp([await frame(255), await frame(0), await frame(120)], { join: { animated: true } }).gif({ delay: [100, 100, 100] }).toBuffer();
-    const res = await upload(alice, form(gif, {}, 'image/gif'));
-    expect(res.status).toBe(200);
-    expect(res.body.type).toBe('image');
-    expect(res.body.meta.original).toEqual({ width: 960, height: 540, size: '960x540', aspect: 960 / 540 });
-    expect(res.body.meta.small).toEqual({ width: 640, height: 360, size: '640x360', aspect: 640 / 360 });
-    const file = await fetch(res.body.preview_url);
-    expect(file.headers.get('content-type')).toBe('image/gif');
-    const meta = await sharp(Buffer.from(await file.arrayBuffer()), { animated: true }).metadata();
-    expect([meta.width, meta.pageHeight, meta.pages]).toEqual([640, 360, 3]);
-  });
+    for (const version of ['v1', 'v2']) {
+      const res = await upload(alice, form(gif, {}, 'image/gif'), version);
+      expect([version, res.status, res.body.type]).toEqual([version, 200, 'gifv']);
+      expect(res.body.url).toMatch(/\/original\/[0-9a-f]{16}\.mp4$/);
+      expect(res.body.meta.original).toMatchObject({ width: 960, height: 540 });
+      expect(res.body.meta.original.duration).toBeCloseTo(0.3, 1); // three frames of 100 ms
+      expect(res.body.meta.small).toEqual({ width: 640, height: 360, size: '640x360', aspect: 640 / 360 });
+      expect(res.body.blurhash).toMatch(/^U.{35}$/);
+      const file = await fetch(res.body.url);
+      expect(file.headers.get('content-type')).toBe('video/mp4');
+      const preview = await fetch(res.body.preview_url);
+      expect(preview.headers.get('content-type')).toBe('image/png');
+      const meta = await sharp(Buffer.from(await preview.arrayBuffer())).metadata();
+      expect([meta.width, meta.height]).toEqual([640, 360]);
+    }
+    const still = await sharp({ create: { width: 30, height: 20, channels: 3, background: 'blue' } }).gif().toBuffer();
+    const res = await upload(alice, form(still, {}, 'image/gif'));
+    expect([res.status, res.body.type, res.body.meta.original]).toEqual([200, 'image', { width: 30, height: 20, size: '30x20', aspect: 1.5 }]);
+    expect(res.body.url).toMatch(/\.gif$/);
+  }, 60_000);
 });

@@ -98,5 +98,11 @@ export const fixtureView: InstanceView<ContactAccount> = {
   stats: { userCount: 42, statusCount: 1234, domainCount: 17, activeMonth: 9 },
 };
 
-/** What Roost accepts and advertises: images only (video and audio need ffmpeg; config/index.ts ROOST_SUPPORTED_MIME_TYPES). */
-export const MIME_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif'];
+/** What Roost accepts and advertises: Mastodon 4.3's types less HEIC/HEIF (config/index.ts ROOST_SUPPORTED_MIME_TYPES). */
+export const MIME_TYPES = [
+  'image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif',
+  'video/webm', 'video/mp4', 'video/quicktime', 'video/ogg',
+  'audio/wave', 'audio/wav', 'audio/x-wav', 'audio/x-pn-wave', 'audio/vnd.wave', 'audio/ogg', 'audio/vorbis', 'audio/mpeg',
+  'audio/mp3', 'audio/webm', 'audio/flac', 'audio/aac', 'audio/m4a', 'audio/x-m4a', 'audio/mp4', 'audio/3gpp',
+  'video/x-ms-asf',
+];

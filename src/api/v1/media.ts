@@ -1,5 +1,6 @@
 /**
- * /api/v1/media (methods/media.md): upload (synchronous, the legacy endpoint), read, describe and
+ * /api/v1/media (methods/media.md): upload (synchronous, the legacy endpoint, video and audio
+ * included: the request waits for the transcode), read, describe and
  * delete one's own attachments. Scope write:media (or write) everywhere, as Mastodon. An
  * attachment that is not the viewer's, or is already attached to a status, is a 404 (Mastodon
  * looks only among the viewer's unattached media); DELETE of an attached one is a 422.
@@ -30,6 +31,12 @@ export function uploadRouteOptions(services: Services) {
   };
 }
 
+/** A media upload route: room for a video of the size limit and the form around it (the file goes to a temporary file as it arrives). */
+export function mediaUploadRouteOptions(services: Services) {
+  const base = uploadRouteOptions(services);
+  return { ...base, maxBodyBytes: Math.max(base.maxBodyBytes, services.config.limits.mediaAttachments.videoSizeLimit + 1024 * 1024) };
+}
+
 export function renderMedia(services: Services, m: MediaAttachmentRow, status?: number): Response {
   return json(serializeMediaAttachment(m, mediaStorage(services).baseUrl), status ? { status } : undefined);
 }
@@ -44,7 +51,7 @@ export function mediaRoutes(router: Router, services: Services): void {
     const viewer = await requireUser(services, ctx, WRITE_MEDIA);
     const id = await uploadMedia(services, viewer.account.id, uploadInput(ctx));
     return renderMedia(services, await usableMedia(services, viewer.account.id, id));
-  }, uploadRouteOptions(services));
+  }, mediaUploadRouteOptions(services));
 
   router.get('/api/v1/media/:id', async (ctx) => {
     const viewer = await requireUser(services, ctx, WRITE_MEDIA);
