@@ -45,6 +45,8 @@ import { featuredTagRoutes } from './v1/featured_tags.ts';
 import { customEmojiRoutes } from './v1/custom_emojis.ts';
 import { adminCustomEmojiRoutes } from './admin/custom_emojis.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
+import { searchV2Routes } from './v2/search.ts';
+import { directoryRoutes } from './v1/directory.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -79,6 +81,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   mediaRoutes(router, services);
   mediaV2Routes(router, services);
   suggestionRoutes(router, services);
+  searchV2Routes(router, services, federation);
+  directoryRoutes(router, services);
   profileRoutes(router, services);
   preferencesRoutes(router, services);
   adminDomainBlocksRoutes(router, services);

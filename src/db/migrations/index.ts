@@ -35,6 +35,7 @@ import { Migration20261128010000_streaming_source_key } from './Migration2026112
 import { Migration20261128070000_notification_requests } from './Migration20261128070000_notification_requests.ts';
 import { Migration20261128110000_poll_voters_unknown } from './Migration20261128110000_poll_voters_unknown.ts';
 import { Migration20261128120000_admin_action_logs } from './Migration20261128120000_admin_action_logs.ts';
+import { Migration20261128190000_status_search } from './Migration20261128190000_status_search.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -79,4 +80,5 @@ export const MIGRATIONS = [
   Migration20261128070000_notification_requests,
   Migration20261128110000_poll_voters_unknown,
   Migration20261128120000_admin_action_logs,
+  Migration20261128190000_status_search,
 ];
