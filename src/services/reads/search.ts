@@ -91,14 +91,14 @@ export async function searchStatusIds(services: Services, s: StatusSearch): Prom
         const media = (types: string[]) => `exists (select 1 from media_attachments hm where hm.status_id = s.id${types.length ? ` and hm.type = any(${p(types)}::text[])` : ''})`;
         const card = (video: boolean) => `exists (select 1 from preview_cards_statuses hc${video ? ` join preview_cards hp on hp.id = hc.preview_card_id and hp.type = 'video'` : ''} where hc.status_id = s.id)`;
         const sql = {
-          media: media([]),
-          image: media(['image']),
-          video: media(['video', 'gifv']),
-          audio: media(['audio']),
-          poll: `exists (select 1 from polls hpo where hpo.status_id = s.id)`,
-          link: card(false),
-          embed: card(true),
-        }[f.term];
+          media: () => media([]),
+          image: () => media(['image']),
+          video: () => media(['video', 'gifv']),
+          audio: () => media(['audio']),
+          poll: () => `exists (select 1 from polls hpo where hpo.status_id = s.id)`,
+          link: () => card(false),
+          embed: () => card(true),
+        }[f.term]();
         where.push(`${not}${sql}`);
         break;
       }
