@@ -38,7 +38,14 @@ describe('loadConfig', () => {
       circuitSpanSeconds: 604_800,
       circuitProbeSeconds: 3600,
       mentionLookupTimeoutSeconds: 5,
+      resolveTimeoutSeconds: 10,
     });
+    expect(c.translation).toEqual({ url: null, apiKey: null });
+    expect(loadConfig({ env: { ROOST_TRANSLATION_URL: 'http://127.0.0.1:5000', ROOST_TRANSLATION_API_KEY: 'k' }, cwd }).translation).toEqual({
+      url: 'http://127.0.0.1:5000',
+      apiKey: 'k',
+    });
+    expect(() => loadConfig({ env: { ROOST_TRANSLATION_URL: 'ftp://x' }, cwd })).toThrow('ROOST_TRANSLATION_URL');
     expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');
   });
