@@ -18,7 +18,7 @@ let silent: net.Server;
 let silentPort: number;
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startTestRoost({ federation: { resolveTimeoutSeconds: 1 } }), startTestRoost()]);
+  [a, b] = await Promise.all([startTestRoost({ federation: { resolveTimeoutSeconds: 4 } }), startTestRoost()]);
   alice = await createTestUser(a, 'alice');
   carol = await createTestUser(b, 'carol');
   // A server that accepts connections and never answers.
@@ -57,6 +57,12 @@ describe('resolve=true', () => {
     // Found again without fetching, by URI.
     const again = await search(posted.body.uri, '&type=statuses');
     expect(again.body.statuses[0].id).toBe(res.body.statuses[0].id);
+    // Text search finds it too once its author is indexable; a domain block hides it.
+    await a.services.db.sql.query(`update accounts set indexable = true where uri = $1`, [b.at('/users/carol')]);
+    expect((await alice.api(`/api/v2/search?q=peregrines&type=statuses`)).body.statuses.map((s: { uri: string }) => s.uri)).toEqual([posted.body.uri]);
+    expect((await alice.api('/api/v1/domain_blocks', { body: { domain: b.config.domain } })).status).toBe(200);
+    expect((await alice.api(`/api/v2/search?q=peregrines&type=statuses`)).body.statuses).toEqual([]);
+    await alice.api('/api/v1/domain_blocks', { method: 'DELETE', body: { domain: b.config.domain } });
     // A status not known yet, by its page URL (/@user/:id): fetched as ActivityPub too.
     const other = await carol.api('/api/v1/statuses', { body: { status: 'Merlins hunt over the dunes' } });
     const byPage = await search(other.body.url);

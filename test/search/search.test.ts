@@ -120,6 +120,21 @@ describe('which statuses a searcher finds', () => {
     expect(await found('private kestrel notes', '&type=statuses', bob)).toEqual([]);
   });
 
+  it('leaves out the accounts the searcher mutes, and those blocking the searcher', async () => {
+    const gil = await createTestUser(r, 'gil');
+    await gil.api('/api/v1/accounts/update_credentials', { method: 'PATCH', body: { indexable: true } });
+    const osprey = await post(gil, 'osprey', { status: 'An osprey dives' });
+    expect(await found('osprey')).toEqual([osprey]);
+    await alice.api(`/api/v1/accounts/${gil.account.id}/mute`, { method: 'POST' });
+    expect(await found('osprey')).toEqual([]);
+    await alice.api(`/api/v1/accounts/${gil.account.id}/unmute`, { method: 'POST' });
+    expect(await found('osprey')).toEqual([osprey]);
+    await gil.api(`/api/v1/accounts/${alice.account.id}/block`, { method: 'POST' });
+    expect(await found('osprey')).toEqual([]);
+    // The author finds their own post whoever they block.
+    expect(await found('osprey', '&type=statuses', gil)).toEqual([osprey]);
+  });
+
   it('does not search statuses for an anonymous caller', async () => {
     const res = await search(null, 'kestrel');
     expect(res.status).toBe(200);

@@ -16,7 +16,7 @@
  * Hashtags: by name prefix, the exact name first, then the shortest.
  */
 import type { Services } from '../../context.ts';
-import { hiddenFromSql } from '../../db/audience.ts';
+import { accountsHiddenFromSql, domainBlockedBySql } from '../../db/audience.ts';
 import { parseAcct } from '../../lib/acct.ts';
 import { searchDate, type ParsedSearch } from '../../lib/search-query.ts';
 import { visibleSql } from './statuses.ts';
@@ -125,10 +125,13 @@ export async function searchStatusIds(services: Services, s: StatusSearch): Prom
   if (s.accountId !== null) where.push(`s.account_id = ${p(s.accountId)}::bigint`);
   if (s.maxId !== null) where.push(`s.id < ${p(s.maxId)}::bigint`);
   if (s.minId !== null) where.push(`s.id > ${p(s.minId)}::bigint`);
-  const library = `(s.account_id = $1
+  // The library's statuses are checked with the visibility rule; an indexable account's public
+  // status is visible to everyone its author does not block, which the hidden set below covers.
+  const library = `((s.account_id = $1
       or s.id in (select m.status_id from mentions m where m.account_id = $1)
       or s.id in (select f.status_id from favourites f where f.account_id = $1)
-      or s.id in (select b.status_id from bookmarks b where b.account_id = $1))`;
+      or s.id in (select b.status_id from bookmarks b where b.account_id = $1))
+      and ${visibleSql('s', '$1::bigint')})`;
   const indexable = `(s.visibility = 'public' and a.indexable)`;
   const scope = q.scope === 'library' ? library : q.scope === 'public' ? indexable : `(${indexable} or ${library})`;
   const matched = q.tsquery !== '';
@@ -138,8 +141,8 @@ export async function searchStatusIds(services: Services, s: StatusSearch): Prom
         and ($3 = '' or not s.search_vector @@ to_tsquery('simple', $3))
         and s.reblog_of_id is null and s.deleted_at is null and a.suspended_at is null
         and ${scope}
-        and ${visibleSql('s', '$1::bigint')}
-        and (s.account_id = $1 or not ${hiddenFromSql('$1::bigint', 's.account_id', '$4::timestamptz')})
+        and (s.account_id = $1 or (s.account_id not in (${accountsHiddenFromSql('$1::bigint', '$4::timestamptz')})
+             and (a.domain is null or not ${domainBlockedBySql('$1::bigint', 'a.domain')})))
         ${where.map((w) => `and ${w}`).join('\n        ')}
       order by ${matched ? `ts_rank(s.search_vector, to_tsquery('simple', $2)) / (1 + extract(epoch from ($4::timestamptz - s.created_at)) / ${(HALF_RANK_DAYS * DAY_MS) / 1000}) desc,` : ''} s.id desc
       limit ${p(s.limit)} offset ${p(s.offset)}`,
