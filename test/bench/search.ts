@@ -14,7 +14,8 @@
 // statuses, follows, mentions, hashtags, counters) with a vocabulary in the texts
 // ('Status number <g> kw<g % 1000> cw<g % 100>') and every account indexable; the searcher is one
 // of its readers. BENCH_TL_STATUSES / BENCH_TL_ACCOUNTS scale it down; BENCH_SEARCH_QUERIES
-// (default 200) requests per word kind and side. ROOST_BENCH_DATABASE_URL as for the others.
+// (default 200) requests per word kind and side; BENCH_SEARCH_EXPLAIN=1 prints the statement's plans.
+// ROOST_BENCH_DATABASE_URL as for the others.
 
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -93,6 +94,15 @@ export async function main(_args: string[]): Promise<number> {
         if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(body)}`);
         return { ms: performance.now() - t, n: body.statuses!.length };
       };
+      if (process.env.BENCH_SEARCH_EXPLAIN) {
+        for (const kind of ['rare', 'common'] as const) {
+          const explaining = { ...services, db: { sql: { query: async (text: string, params: unknown[]) => {
+            console.log((await c.query(`explain (analyze, buffers) ${text}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n'));
+            return [];
+          } } } } as unknown as Services;
+          await searchStatusIds(explaining, { viewerId: viewer, query: parseSearch(words(kind, 1)), accountId: null, maxId: null, minId: null, limit: 20, offset: 0 });
+        }
+      }
       for (const kind of ['rare', 'medium', 'common'] as const) {
         // Warm each side (caches, prepared plans), then interleave them request by request.
         for (let i = 0; i < 10; i++) {
