@@ -95,7 +95,7 @@ export async function main(_args: string[]): Promise<number> {
         return { ms: performance.now() - t, n: body.statuses!.length };
       };
       if (process.env.BENCH_SEARCH_EXPLAIN) {
-        for (const kind of ['rare', 'common'] as const) {
+        for (const kind of ['rare', 'medium', 'common'] as const) {
           const explaining = { ...services, db: { sql: { query: async (text: string, params: unknown[]) => {
             console.log((await c.query(`explain (analyze, buffers) ${text}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n'));
             return [];

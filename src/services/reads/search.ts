@@ -144,7 +144,7 @@ export async function searchStatusIds(services: Services, s: StatusSearch): Prom
         and (s.account_id = $1 or (s.account_id not in (${accountsHiddenFromSql('$1::bigint', '$4::timestamptz')})
              and (a.domain is null or not ${domainBlockedBySql('$1::bigint', 'a.domain')})))
         ${where.map((w) => `and ${w}`).join('\n        ')}
-      order by ${matched ? `ts_rank(s.search_vector, to_tsquery('simple', $2)) / (1 + extract(epoch from ($4::timestamptz - s.created_at)) / ${(HALF_RANK_DAYS * DAY_MS) / 1000}) desc,` : ''} s.id desc
+      order by ${matched ? `ts_rank(s.search_vector, to_tsquery('simple', $2)) / (1 + extract(epoch from ($4::timestamptz - s.created_at))::float8 / ${(HALF_RANK_DAYS * DAY_MS) / 1000}) desc,` : ''} s.id desc
       limit ${p(s.limit)} offset ${p(s.offset)}`,
     params,
   );
