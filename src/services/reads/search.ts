@@ -58,7 +58,7 @@ async function fromAccounts(services: Services, viewerId: string, terms: string[
   if (wanted.length === 0) return out;
   const rows = await services.db.sql.query<{ id: string; username: string; domain: string | null }>(
     `select a.id::text, lower(a.username) as username, lower(a.domain) as domain from accounts a
-       join unnest($1::text[], $2::text[]) w(u, d) on lower(a.username) = w.u and (a.domain is null and w.d = '' or lower(a.domain) = w.d)`,
+       join unnest($1::text[], $2::text[]) w(u, d) on lower(a.username) = w.u and coalesce(lower(a.domain), '') = w.d`,
     [wanted.map((w) => w.username), wanted.map((w) => w.domain ?? '')],
   );
   for (const w of wanted) {
