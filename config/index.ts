@@ -110,7 +110,19 @@ export interface RoostConfig {
     threadFetchTimeoutSeconds: number;
     threadFetchHostRate: number;
     threadFetchCooldownSeconds: number;
+    /**
+     * Bound on a search that resolves a remote account or status (`resolve=true` with
+     * `user@domain` or a URL): WebFinger and the fetches together, in seconds; past it the search
+     * answers with what is known here.
+     */
+    resolveTimeoutSeconds: number;
   };
+  /**
+   * Machine translation through a LibreTranslate-compatible server (POST /translate, GET
+   * /languages): its base URL (null: no translation, POST /api/v1/statuses/:id/translate answers
+   * 503) and its API key, if it asks for one.
+   */
+  translation: { url: string | null; apiKey: string | null };
   /**
    * How long the outbox keeps a fact (table outbox_events, the trace of what happened) once it is
    * older than this many days; facts whose event job is still queued are kept (src/events/retention.ts).
@@ -677,6 +689,14 @@ const SPECS: Record<string, KeySpec> = {
     parse: integer(0, 7 * 86_400),
     default: () => 900,
   },
+  'federation.resolveTimeoutSeconds': {
+    env: 'ROOST_RESOLVE_TIMEOUT',
+    file: 'federation.resolveTimeoutSeconds',
+    parse: integer(1, 60),
+    default: () => 10,
+  },
+  'translation.url': { env: 'ROOST_TRANSLATION_URL', file: 'translation.url', parse: nullableHttpUrl, default: () => null },
+  'translation.apiKey': { env: 'ROOST_TRANSLATION_API_KEY', file: 'translation.apiKey', parse: nullableStr, default: () => null },
   trustedProxies: {
     env: 'ROOST_TRUSTED_PROXIES',
     file: 'trustedProxies',

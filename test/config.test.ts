@@ -44,7 +44,14 @@ describe('loadConfig', () => {
       threadFetchTimeoutSeconds: 60,
       threadFetchHostRate: 5,
       threadFetchCooldownSeconds: 900,
+      resolveTimeoutSeconds: 10,
     });
+    expect(c.translation).toEqual({ url: null, apiKey: null });
+    expect(loadConfig({ env: { ROOST_TRANSLATION_URL: 'http://127.0.0.1:5000', ROOST_TRANSLATION_API_KEY: 'k' }, cwd }).translation).toEqual({
+      url: 'http://127.0.0.1:5000',
+      apiKey: 'k',
+    });
+    expect(() => loadConfig({ env: { ROOST_TRANSLATION_URL: 'ftp://x' }, cwd })).toThrow('ROOST_TRANSLATION_URL');
     expect(c.trustedProxies).toEqual(['127.0.0.1', '::1']);
     expect(c.logLevel).toBe('info');
   });

@@ -58,6 +58,8 @@ import { adminWebhookRoutes } from './admin/webhooks.ts';
 import { adminMeasureRoutes } from './admin/measures.ts';
 import { adminBlocklistRoutes } from './admin/blocklists.ts';
 import { pushSubscriptionRoutes } from './v1/push/subscription.ts';
+import { searchV2Routes } from './v2/search.ts';
+import { directoryRoutes } from './v1/directory.ts';
 
 /** The federation is there for routes that fetch remote things (search with resolve). */
 export function buildRouter(services: Services, federation?: RoostFederation): Router {
@@ -94,6 +96,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   mediaRoutes(router, services);
   mediaV2Routes(router, services);
   suggestionRoutes(router, services);
+  searchV2Routes(router, services, federation);
+  directoryRoutes(router, services);
   profileRoutes(router, services);
   preferencesRoutes(router, services);
   adminDomainBlocksRoutes(router, services);

@@ -177,7 +177,7 @@ export async function buildInstanceView(services: Services): Promise<InstanceVie
       termsOfService: null,
     },
     vapidPublicKey: services.secrets.vapidPublicKey,
-    translationEnabled: false,
+    translationEnabled: config.translation.url !== null,
     limitedFederation: config.federation.mode === 'allowlist',
     timelinesAccess: DEFAULT_TIMELINES_ACCESS,
     limits: config.limits,

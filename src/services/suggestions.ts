@@ -1,17 +1,33 @@
 /**
- * Follow suggestions, honestly simple: accounts followed by the accounts the viewer follows
- * (friends of friends, most shared first), then recently active local accounts; never the viewer,
- * accounts it already follows or requested, blocks either way, mutes, or dismissed suggestions;
- * and, as Mastodon, only accounts that opted into discovery (discoverable true; unset is not
- * consent) and have not moved elsewhere.
+ * Follow suggestions (Mastodon 4.3's AccountSuggestions), from four sources, in this order:
+ *
+ * - `friends_of_friends`: accounts followed by the accounts the viewer follows, most shared first;
+ * - `featured`: accounts the server's staff (local users whose role holds any permission) endorse
+ *   on their profiles (Mastodon's staff picks);
+ * - `most_followed`: accounts with the most local followers who were active in the last 30 days
+ *   (at least POPULAR of them);
+ * - `most_interactions`: accounts whose statuses of the last 30 days local accounts favourited or
+ *   reblogged most (at least POPULAR distinct accounts).
+ *
+ * An account several sources name is suggested once with all of them (`sources`), its deprecated
+ * `source` from the first: staff for featured, past_interactions for friends of friends, global
+ * for the popular ones. Never the viewer, accounts it already follows or requested, blocks either
+ * way, mutes, or dismissed suggestions; and, as Mastodon, only accounts that opted into discovery
+ * (discoverable true; unset is not consent), not suspended, silenced or moved. One statement.
  */
 import type { Services } from '../context.ts';
 
+export type SuggestionSource = 'friends_of_friends' | 'featured' | 'most_followed' | 'most_interactions';
+
 export interface Suggestion {
   id: string;
-  source: 'past_interactions' | 'global';
-  reason: 'friends_of_friends' | 'most_interactions' | 'featured';
+  source: 'staff' | 'past_interactions' | 'global';
+  sources: SuggestionSource[];
 }
+
+/** Local followers (or interacting accounts) an account needs to count as popular. */
+export const POPULAR = 3;
+const WINDOW_MS = 30 * 86_400_000;
 
 const EXCLUDED = `
   a.id <> $1 and a.suspended_at is null and a.silenced_at is null
@@ -22,26 +38,47 @@ const EXCLUDED = `
   and not exists (select 1 from follow_recommendation_mutes d where d.account_id = $1 and d.target_account_id = a.id)`;
 
 export async function suggestAccounts(services: Services, viewerId: string, limit: number): Promise<Suggestion[]> {
-  const friends = await services.db.sql.query<{ id: string }>(
-    `select a.id::text from follows mine
-       join follows theirs on theirs.account_id = mine.target_account_id and theirs.state = 'accepted'
-       join accounts a on a.id = theirs.target_account_id
-      where mine.account_id = $1 and mine.state = 'accepted' and ${EXCLUDED}
-      group by a.id order by count(*) desc, a.id desc limit $2`,
-    [viewerId, limit],
+  const now = services.clock.now();
+  const rows = await services.db.sql.query<{ id: string; sources: SuggestionSource[] | string }>(
+    `with cand as (
+       (select theirs.target_account_id as id, 1 as prio, count(*)::float8 as score
+          from follows mine join follows theirs on theirs.account_id = mine.target_account_id and theirs.state = 'accepted'
+         where mine.account_id = $1 and mine.state = 'accepted'
+         group by theirs.target_account_id order by count(*) desc limit $2 * 4)
+       union all
+       (select p.target_account_id, 2, count(*)::float8
+          from account_pins p join users su on su.account_id = p.account_id join user_roles r on r.id = su.role_id and r.permissions <> 0
+         where not su.disabled
+         group by p.target_account_id order by count(*) desc limit $2 * 4)
+       union all
+       (select f.target_account_id, 3, count(*)::float8
+          from follows f join users fu on fu.account_id = f.account_id and fu.current_sign_in_at >= $3
+         where f.state = 'accepted'
+         group by f.target_account_id having count(*) >= ${POPULAR} order by count(*) desc limit $2 * 4)
+       union all
+       (select x.account_id, 4, count(distinct x.by)::float8 from (
+          select s.account_id, fv.account_id as by from favourites fv join statuses s on s.id = fv.status_id
+           where fv.created_at >= $3 and s.created_at >= $3 and s.deleted_at is null
+          union all
+          select o.account_id, rb.account_id from statuses rb join statuses o on o.id = rb.reblog_of_id
+           where rb.created_at >= $3 and o.created_at >= $3 and rb.deleted_at is null
+        ) x join accounts xa on xa.id = x.by and xa.domain is null
+         group by x.account_id having count(distinct x.by) >= ${POPULAR} order by count(distinct x.by) desc limit $2 * 4)
+     )
+     select a.id::text,
+            array_agg(case c.prio when 1 then 'friends_of_friends' when 2 then 'featured' when 3 then 'most_followed' else 'most_interactions' end order by c.prio) as sources
+       from cand c join accounts a on a.id = c.id
+      where ${EXCLUDED}
+      group by a.id
+      order by min(c.prio), max(c.score) desc, a.id desc
+      limit $2`,
+    [viewerId, limit, new Date(now.getTime() - WINDOW_MS)],
   );
-  const out: Suggestion[] = friends.map((r) => ({ id: r.id, source: 'past_interactions', reason: 'friends_of_friends' }));
-  if (out.length < limit) {
-    const local = await services.db.sql.query<{ id: string }>(
-      `select a.id::text from accounts a join users u on u.account_id = a.id
-        where a.domain is null and u.approved and not u.disabled and ${EXCLUDED}
-          and a.id <> all($3::bigint[])
-        order by u.current_sign_in_at desc nulls last, a.id desc limit $2`,
-      [viewerId, limit - out.length, out.map((s) => s.id)],
-    );
-    out.push(...local.map((r) => ({ id: r.id, source: 'global' as const, reason: 'featured' as const })));
-  }
-  return out;
+  return rows.map((r) => {
+    const sources = (typeof r.sources === 'string' ? r.sources.replace(/^{|}$/g, '').split(',') : r.sources) as SuggestionSource[];
+    const first = sources[0];
+    return { id: r.id, sources, source: first === 'featured' ? 'staff' : first === 'friends_of_friends' ? 'past_interactions' : 'global' };
+  });
 }
 
 export async function dismissSuggestion(services: Services, viewerId: string, targetId: string): Promise<void> {

@@ -41,8 +41,8 @@ function envNum(name: string, fallback: number): number {
   return Number.isFinite(v) && v > 0 ? v : fallback;
 }
 
-const ACCOUNTS = envNum('BENCH_TL_ACCOUNTS', 10_000);
-const STATUSES = envNum('BENCH_TL_STATUSES', 1_000_000);
+export const ACCOUNTS = envNum('BENCH_TL_ACCOUNTS', 10_000);
+export const STATUSES = envNum('BENCH_TL_STATUSES', 1_000_000);
 const FOLLOWS = Math.min(envNum('BENCH_TL_FOLLOWS', 200), ACCOUNTS - 1);
 /** Readers of the home timeline: each has a user, a token and a precomputed feed. */
 const READERS = Math.min(200, ACCOUNTS);
@@ -50,14 +50,18 @@ const READERS = Math.min(200, ACCOUNTS);
 const FEED = 800;
 const ACCOUNT_BASE = 1_000_000n;
 const STATUS_BASE = 10_000_000_000n;
-const accountId = (n: number) => String(ACCOUNT_BASE + BigInt(n));
+export const accountId = (n: number) => String(ACCOUNT_BASE + BigInt(n));
 const statusId = (g: number) => String(STATUS_BASE + BigInt(g));
 /** Two more accounts: one followed by 10 accounts, one by every account. */
 const SMALL = ACCOUNTS + 1;
 const BIG = ACCOUNTS + 2;
-const token = (n: number) => `bench-tl-${n}`;
+export const token = (n: number) => `bench-tl-${n}`;
 
-async function seed(url: string, log: (s: string) => void): Promise<void> {
+/**
+ * The scratch database's rows (see the header). `opts.text`: the SQL expression (in the series
+ * number `g`) of a status's text instead of 'Status number ' || g (the search bench's vocabulary).
+ */
+export async function seed(url: string, log: (s: string) => void, opts: { text?: string } = {}): Promise<void> {
   const db = await openDatabase({ databaseUrl: url });
   await db.migrate();
   await db.close();
@@ -121,7 +125,7 @@ async function seed(url: string, log: (s: string) => void): Promise<void> {
                              reblog_of_id, language, created_at, updated_at)
        select $1::bigint + g, a, 'https://roost.example/users/user' || (a - $2::bigint) || '/statuses/' || ($1::bigint + g),
               case when g % 10 = 3 then null else 'https://roost.example/@user' || (a - $2::bigint) || '/' || ($1::bigint + g) end,
-              case when g % 10 = 3 then '' else 'Status number ' || g end,
+              case when g % 10 = 3 then '' else ${opts.text ?? `'Status number ' || g`} end,
               case when g % 10 = 3 then '' when g % 10 = 1 then '<p>Status number ' || g || ' about <a href="https://roost.example/tags/birds" class="mention hashtag" rel="tag">#<span>birds</span></a></p>'
                    else '<p>Status number ' || g || ', nothing special.</p>' end,
               case when g % 20 = 9 then 'private' when g % 10 = 9 then 'unlisted' else 'public' end, true,

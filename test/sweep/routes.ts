@@ -119,6 +119,11 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/instance/languages', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/translation_languages', auth: 'public' },
   { method: 'GET', path: '/api/v1/instance/domain_blocks', auth: 'public' },
+  {
+    method: 'GET', path: '/api/v2/search', auth: 'public+scope', scopes: ['read', 'read:search'],
+    params: { q: 'string', type: 'string', resolve: 'bool', following: 'bool', account_id: 'id', exclude_unreviewed: 'bool', max_id: 'id', min_id: 'id', limit: 'int', offset: 'int' },
+  },
+  { method: 'GET', path: '/api/v1/directory', auth: 'public+scope', scopes: READ_ACCOUNTS, params: { offset: 'int', limit: 'int', order: 'string', local: 'bool' } },
   { method: 'GET', path: '/health', auth: 'public' },
   { method: 'GET', path: '/metrics', auth: 'public' },
   { method: 'GET', path: '/avatars/original/missing.png', auth: 'public' },

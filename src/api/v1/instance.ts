@@ -1,4 +1,5 @@
 /** GET /api/v1/instance and its sub-resources. Unauthenticated, as on Mastodon. */
+import { translationLanguages } from '../../services/translation.ts';
 import type { Router } from '../../http/index.ts';
 import { json, jsonText } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
@@ -80,7 +81,7 @@ export function instanceV1Routes(router: Router, services: Services): void {
     const blocks = rows.map((r) => ({ domain: r.domain, severity: r.severity as 'silence' | 'suspend', publicComment: r.public_comment, obfuscate: r.obfuscate }));
     return json(serializeDomainBlocks(blocks, withComment), { headers: { 'cache-control': 'max-age=180, public' } });
   });
-  // Source language → target languages the translation backend offers; Roost has none, so {}
-  // (what Mastodon answers without DeepL or LibreTranslate configured).
-  router.get('/api/v1/instance/translation_languages', () => json({}));
+  // Source language → target languages the translation server offers (services/translation.ts,
+  // kept an hour); {} with none configured or when it does not answer.
+  router.get('/api/v1/instance/translation_languages', async () => json(await translationLanguages(services).catch(() => ({}))));
 }

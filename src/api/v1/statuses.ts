@@ -4,6 +4,7 @@
  * reblogged. Whatever the viewer may not see is a 404 (reads/statuses.ts visibleSql). Scopes as
  * Mastodon's docs (methods/statuses.md).
  */
+import { translateStatus, TranslationUnavailable } from '../../services/translation.ts';
 import type { Router, RequestContext } from '../../http/index.ts';
 import { json, paramArray, paramBool, paramIds, paramInt, paramString, paramStrings, requireId, type ParamValue } from '../../http/index.ts';
 import type { Services } from '../../context.ts';
@@ -199,15 +200,24 @@ export function statusRoutes(router: Router, services: Services): void {
     return json(source);
   });
 
-  // Translation (methods/statuses.md#translate): Roost has no translation backend yet, so a status
-  // that could be translated answers Mastodon's 503; one that may not be (private, direct) 403,
-  // one the viewer cannot see 404.
+  // Translation (methods/statuses.md#translate) through the configured LibreTranslate-compatible
+  // server (services/translation.ts): a status that may not be translated (private, direct) is a
+  // 403, one the viewer cannot see 404; no server, or one that fails, Mastodon's 503.
   router.post('/api/v1/statuses/:id/translate', async (ctx) => {
     const viewer = await requireUser(services, ctx, READ);
     const s = await findVisibleStatus(services, requireId(ctx.params.id), viewer.account.id);
     if (!s) throw new RoostError(404, 'Record not found');
     if (s.visibility !== 'public' && s.visibility !== 'unlisted') throw new RoostError(403, 'This action is not allowed');
-    throw new RoostError(503, 'Service Unavailable');
+    const lang = paramString(ctx.input.lang)?.trim();
+    const target = lang && /^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})?$/.test(lang) ? lang : (viewer.user.locale ?? 'en');
+    try {
+      const translated = await translateStatus(services, s.reblogOfId ?? s.id, target);
+      if (!translated) throw new RoostError(404, 'Record not found');
+      return json(translated);
+    } catch (e) {
+      if (e instanceof TranslationUnavailable) throw new RoostError(503, 'Service Unavailable');
+      throw e;
+    }
   });
 
   const action = (name: string, scopes: string[], run: (viewer: UserViewer, id: string, ctx: RequestContext) => Promise<string>) => {

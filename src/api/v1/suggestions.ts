@@ -1,7 +1,7 @@
 /**
  * GET /api/v1/accounts/familiar_followers?id[]= — for each account, the accounts the viewer
- * follows that also follow it; GET /api/v2/suggestions (and v1) — accounts followed by those the
- * viewer follows, then recently active local accounts; DELETE /api/v1/suggestions/:account_id.
+ * follows that also follow it; GET /api/v2/suggestions (and v1) — friends of friends, staff picks,
+ * popular accounts (services/suggestions.ts); DELETE /api/v1/suggestions/:account_id.
  */
 import type { Router } from '../../http/index.ts';
 import { json, paramId, paramIds, paramInt } from '../../http/index.ts';
@@ -27,7 +27,7 @@ export function suggestionRoutes(router: Router, services: Services): void {
     const { accounts, view } = await loadAccountPage(services, suggestions.map((s) => s.id));
     return suggestions
       .filter((s) => accounts.has(s.id))
-      .map((s) => ({ source: s.source, sources: [s.reason], account: serializeAccount(accounts.get(s.id)!, view) }));
+      .map((s) => ({ source: s.source, sources: s.sources, account: serializeAccount(accounts.get(s.id)!, view) }));
   };
   router.get('/api/v2/suggestions', async (ctx) => {
     const viewer = await requireUser(services, ctx, ['read', 'read:accounts']);

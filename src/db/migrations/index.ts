@@ -42,6 +42,7 @@ import { Migration20261128160000_report_moderation } from './Migration2026112816
 import { Migration20261128170000_mail_and_sign_up_blocks } from './Migration20261128170000_mail_and_sign_up_blocks.ts';
 import { Migration20261128140000_quotes } from './Migration20261128140000_quotes.ts';
 import { Migration20261128200000_thread_refreshes } from './Migration20261128200000_thread_refreshes.ts';
+import { Migration20261128190000_status_search } from './Migration20261128190000_status_search.ts';
 import { Migration20261126205000_emojis_tags } from './Migration20261126205000_emojis_tags.ts';
 import { Migration20261127000000_filters } from './Migration20261127000000_filters.ts';
 
@@ -91,6 +92,7 @@ export const MIGRATIONS = [
   Migration20261128160000_report_moderation,
   Migration20261128170000_mail_and_sign_up_blocks,
   Migration20261128180000_webhooks_blocklists,
+  Migration20261128190000_status_search,
   Migration20261128200000_thread_refreshes,
   Migration20261128210000_trends,
 ];
