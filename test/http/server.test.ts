@@ -14,7 +14,7 @@ import { sleep, startTestServer, waitFor, type TestServer } from './helpers.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const JSON_TYPE = 'application/json; charset=utf-8';
-const EXPOSE = 'Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-Request-Id, Idempotency-Key';
+const EXPOSE = 'Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-Request-Id, Idempotency-Key, Mastodon-Async-Refresh';
 
 const echo = (ctx: RequestContext) =>
   json({

@@ -181,6 +181,14 @@ export const ROUTES: RouteSpec[] = [
     params: { username: 'string', email: 'string', password: 'string', agreement: 'bool', locale: 'string', reason: 'text', date_of_birth: 'string' },
   },
   { method: 'GET', path: '/api/v1/accounts', auth: 'public+scope', scopes: READ_ACCOUNTS, params: { id: 'ids' } },
+  // E-mail confirmation and the password web flow
+  { method: 'POST', path: '/api/v1/emails/confirmations', auth: 'token', scopes: WRITE_ACCOUNTS, params: { email: 'string' } },
+  { method: 'GET', path: '/api/v1/emails/check_confirmation', auth: 'user', scopes: READ_ACCOUNTS, allowsUnconfirmed: true },
+  { method: 'GET', path: '/auth/confirmation', auth: 'public', html: true, params: { confirmation_token: 'string' } },
+  { method: 'GET', path: '/auth/password/new', auth: 'public', html: true },
+  { method: 'POST', path: '/auth/password', auth: 'public', html: true, params: { email: 'string' } },
+  { method: 'GET', path: '/auth/password/edit', auth: 'public', html: true, params: { reset_password_token: 'string' } },
+  { method: 'POST', path: '/auth/password/edit', auth: 'public', html: true, params: { reset_password_token: 'string', password: 'string', password_confirmation: 'string' } },
   { method: 'GET', path: '/api/v1/accounts/verify_credentials', auth: 'user', scopes: [...READ_ACCOUNTS, 'profile'], allowsUnconfirmed: true },
   ...(['PATCH', 'PUT'] as const).map(
     (method): RouteSpec => ({
