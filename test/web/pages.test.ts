@@ -191,7 +191,7 @@ describe('status page', () => {
   });
 
   it('a followers-only or direct post is a 404 page, on every URL, and on nobody else\'s path', async () => {
-    for (const path of [`/@alice/${posts.private}`, `/users/alice/statuses/${posts.private}`, `/@alice/${posts.direct}`, `/@bob/${posts.public}`, '/@alice/123', '/@alice/abc', '/@nobody']) {
+    for (const path of [`/@alice/${posts.private}`, `/users/alice/statuses/${posts.private}`, `/@alice/${posts.direct}`, `/@bob/${posts.public}`, '/@alice/123', '/@alice/abc', '/@nobody', '/@al%00ice', '/users/%00', `/users/al%00ice/statuses/${posts.public}`]) {
       const { status, html, res } = await page(path);
       expect([path, status, res.headers.get('content-type')]).toEqual([path, 404, 'text/html; charset=utf-8']);
       expect(html).toContain('<h1>Not found</h1>');
@@ -287,7 +287,7 @@ describe('feeds and oEmbed', () => {
       expect(body.html).toContain('Hello #birds, a public post');
       expect(body.html).toContain(`<a href="${roost.at(`/@alice/${posts.public}`)}">`);
     }
-    for (const url of [roost.at('/@alice'), roost.at(`/@alice/${posts.private}`), `https://elsewhere.example/@alice/${posts.public}`, 'not a url', '']) {
+    for (const url of [roost.at('/@alice'), roost.at(`/@alice/${posts.private}`), `https://elsewhere.example/@alice/${posts.public}`, roost.at(`/@%ZZ/${posts.public}`), roost.at(`/@al%00ice/${posts.public}`), 'not a url', '']) {
       const r = await fetch(roost.at(`/api/oembed?url=${encodeURIComponent(url)}`));
       expect([url, r.status, await r.json()]).toEqual([url, 404, { error: 'Record not found' }]);
     }

@@ -325,7 +325,13 @@ async function oembedStatus(services: Services, raw: string): Promise<MastodonSt
   if (url.origin !== new URL(services.config.publicUrl).origin) return null;
   const m = /^\/@([^/@]+)\/(\d{1,19})\/?$/.exec(url.pathname) ?? /^\/users\/([^/@]+)\/statuses\/(\d{1,19})\/?$/.exec(url.pathname);
   if (!m) return null;
-  const id = await publicLocalStatusId(services, decodeURIComponent(m[1]!), m[2]!);
+  let username: string;
+  try {
+    username = decodeURIComponent(m[1]!);
+  } catch {
+    return null;
+  }
+  const id = await publicLocalStatusId(services, username, m[2]!);
   if (!id) return null;
   const [status] = await renderStatuses(services, [id], null);
   return status ?? null;

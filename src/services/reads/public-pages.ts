@@ -9,6 +9,10 @@ import { prepared } from '../../db/prepared.ts';
 import { isId } from './page.ts';
 import { visibleSql } from './statuses.ts';
 
+/** What a username or a domain (with a port, for tests and development) may hold; anything else names no account. */
+const USERNAME = /^[\p{L}\p{N}_.-]{1,200}$/u;
+const DOMAIN = /^[\p{L}\p{N}.:-]{1,253}$/u;
+
 export interface PublicAccountHandle {
   id: string;
   username: string;
@@ -28,7 +32,7 @@ const ACCOUNT_BY_HANDLE_SQL = prepared(
 
 /** The account `username` (local when `domain` is null), or null: unknown, or a sign-up not approved yet. */
 export async function publicAccountByHandle(services: Services, username: string, domain: string | null): Promise<PublicAccountHandle | null> {
-  if (!username || username.length > 200 || (domain !== null && domain.length > 253)) return null;
+  if (!USERNAME.test(username) || (domain !== null && !DOMAIN.test(domain))) return null;
   const [row] = await services.db.sql.query<{ id: string; username: string; domain: string | null; url: string | null; suspended: boolean }>(
     ACCOUNT_BY_HANDLE_SQL,
     [username, domain],
@@ -56,7 +60,7 @@ export async function accountFeedIds(services: Services, accountId: string, limi
  * public or unlisted, not a reblog, by the local account `username`. Null otherwise.
  */
 export async function publicLocalStatusId(services: Services, username: string, id: string): Promise<string | null> {
-  if (!isId(id) || !username || username.length > 200) return null;
+  if (!isId(id) || !USERNAME.test(username)) return null;
   const [row] = await services.db.sql.query<{ id: string }>(
     `select s.id::text from statuses s join accounts a on a.id = s.account_id
       where s.id = $1 and a.domain is null and lower(a.username) = lower($2) and s.reblog_of_id is null
