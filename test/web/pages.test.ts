@@ -11,6 +11,7 @@ import { capturedStatements, settled, startTestRoost, type TestRoost } from '../
 import { createTestUser, type TestUser } from '../helpers/auth.ts';
 import { insertRemoteAccount } from '../../src/services/accounts.ts';
 import { defaultAvatarPng } from '../../src/lib/default-images.ts';
+import { createManualClock } from '../../src/lib/clock.ts';
 
 let roost: TestRoost;
 let alice: TestUser;
@@ -27,7 +28,8 @@ async function page(path: string, headers: Record<string, string> = BROWSER): Pr
 }
 
 beforeAll(async () => {
-  roost = await startTestRoost({ instance: { title: 'Perch' } });
+  // Every page rendered afresh here; the cache has its own test below.
+  roost = await startTestRoost({ instance: { title: 'Perch' }, pages: { cacheSeconds: 0 } });
   alice = await createTestUser(roost, 'alice');
   bob = await createTestUser(roost, 'bob');
   await alice.api('/api/v1/accounts/update_credentials', {
@@ -290,6 +292,30 @@ describe('feeds and oEmbed', () => {
     for (const url of [roost.at('/@alice'), roost.at(`/@alice/${posts.private}`), `https://elsewhere.example/@alice/${posts.public}`, roost.at(`/@%ZZ/${posts.public}`), roost.at(`/@al%00ice/${posts.public}`), 'not a url', '']) {
       const r = await fetch(roost.at(`/api/oembed?url=${encodeURIComponent(url)}`));
       expect([url, r.status, await r.json()]).toEqual([url, 404, { error: 'Record not found' }]);
+    }
+  });
+});
+
+describe('the page cache', () => {
+  it('serves a page again from memory for pages.cacheSeconds on the instance clock, with no statement', async () => {
+    const clock = createManualClock(new Date());
+    const cached = await startTestRoost({ pages: { cacheSeconds: 10 } }, { clock });
+    try {
+      const zed = await createTestUser(cached, 'zed');
+      await zed.api('/api/v1/statuses', { body: { status: 'first words' } });
+      const get = async (path: string) => (await fetch(cached.at(path), { headers: BROWSER })).text();
+      expect(await get('/@zed')).toContain('first words');
+      await zed.api('/api/v1/statuses', { body: { status: 'second words' } });
+      let html = '';
+      const statements = await capturedStatements(cached, async () => (html = await get('/users/zed')));
+      expect(statements).toEqual([]);
+      expect(html).not.toContain('second words');
+      // Another page of the profile is another page.
+      expect(await get(`/@zed?max_id=999999999999999999`)).toContain('second words');
+      clock.advance(10_001);
+      expect(await get('/@zed')).toContain('second words');
+    } finally {
+      await cached.close();
     }
   });
 });

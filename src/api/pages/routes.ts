@@ -27,6 +27,7 @@ import { renderPage } from './layout.ts';
 import { displayName, fullHandle, profileHead, statusArticle, statusSummary } from './render.ts';
 import { accountFeed, tagFeed } from './feeds.ts';
 import { STYLESHEET, STYLESHEET_PATH } from './stylesheet.ts';
+import { PageCache } from './cache.ts';
 
 const PAGE_SIZE = 20;
 
@@ -34,6 +35,8 @@ export function publicPageRoutes(router: Router, services: Services, federation?
   const base = () => services.config.publicUrl;
   const localDomain = () => services.config.domain;
   const generator = () => `Roost ${services.version}`;
+  const cache = new PageCache(() => services.config.pages.cacheSeconds * 1000, () => services.clock.now().getTime());
+  const maxIdOf = (ctx: RequestContext) => paramId(ctx.query.max_id) ?? '';
 
   // --- JSON for peers and JSON clients: Fedify's answer, as before ---------------------------
   const fedifyOptions = {
@@ -92,7 +95,7 @@ export function publicPageRoutes(router: Router, services: Services, federation?
 
   const profilePage = async (ctx: RequestContext, handle: PublicAccountHandle) => {
     if (handle.suspended) return tombstone(handle);
-    const maxId = paramId(ctx.query.max_id) ?? null;
+    const maxId = maxIdOf(ctx) || null;
     const [account, page] = await Promise.all([
       renderAccount(services, handle.id, { visibleOnly: true }),
       accountStatusesPage(services, handle.id, null, { maxId, sinceId: null, minId: null, limit: PAGE_SIZE }, { excludeReplies: true }),
@@ -190,7 +193,7 @@ ${after.length ? html`<section aria-labelledby="replies"><h2 id="replies">Replie
 
   const tagPage = async (ctx: RequestContext, raw: string) => {
     const tag = raw.replace(/^#/, '');
-    const maxId = paramId(ctx.query.max_id) ?? null;
+    const maxId = maxIdOf(ctx) || null;
     const { statusIds } = await tagTimelinePage(services, null, { maxId, sinceId: null, minId: null, limit: PAGE_SIZE }, { tag });
     const statuses = await renderStatuses(services, statusIds, null);
     const url = `${base()}/tags/${encodeURIComponent(tag)}`;
@@ -232,9 +235,11 @@ ${older ? html`<nav class="pager" aria-label="More posts"><a rel="next" href="${
       return objectAt(ctx, `/users/${encodeURIComponent(handle.username)}`);
     }
     if (!handle) return notFound();
-    const found = await publicAccountByHandle(services, handle.username, handle.domain);
-    if (handle.domain !== null) return (await remoteShown(found)) ? redirect(found!.url) : notFound();
-    return found ? profilePage(ctx, found) : notFound();
+    return cache.get(`profile ${handle.username.toLowerCase()}@${handle.domain?.toLowerCase() ?? ''} ${maxIdOf(ctx)}`, async () => {
+      const found = await publicAccountByHandle(services, handle.username, handle.domain);
+      if (handle.domain !== null) return (await remoteShown(found)) ? redirect(found!.url) : notFound();
+      return found ? profilePage(ctx, found) : notFound();
+    });
   });
 
   router.get('/@:username/:id', async (ctx) => {
@@ -245,28 +250,37 @@ ${older ? html`<nav class="pager" aria-label="More posts"><a rel="next" href="${
       return objectAt(ctx, `/users/${encodeURIComponent(handle.username)}/statuses/${encodeURIComponent(id)}`);
     }
     if (!handle) return notFound();
-    const found = await publicAccountByHandle(services, handle.username, handle.domain);
-    if (!found) return notFound();
-    if (handle.domain !== null) {
-      if (!(await remoteShown(found))) return notFound();
-      const facts = await findVisibleStatus(services, id, null);
-      if (!facts || facts.accountId !== found.id) return notFound();
-      const [status] = await renderStatuses(services, [facts.id], null);
-      return redirect(status?.url ?? status?.uri ?? null);
-    }
-    return statusPage(found, id);
+    return cache.get(`status ${handle.username.toLowerCase()}@${handle.domain?.toLowerCase() ?? ''} ${id}`, async () => {
+      const found = await publicAccountByHandle(services, handle.username, handle.domain);
+      if (!found) return notFound();
+      if (handle.domain !== null) {
+        if (!(await remoteShown(found))) return notFound();
+        const facts = await findVisibleStatus(services, id, null);
+        if (!facts || facts.accountId !== found.id) return notFound();
+        const [status] = await renderStatuses(services, [facts.id], null);
+        return redirect(status?.url ?? status?.uri ?? null);
+      }
+      return statusPage(found, id);
+    });
   });
 
   router.get('/users/:username', async (ctx) => {
     if (wantsJson(ctx.header('accept'))) return canonicalAnswer(ctx);
-    const found = await publicAccountByHandle(services, ctx.params.username ?? '', null);
-    return found ? profilePage(ctx, found) : notFound();
+    const username = ctx.params.username ?? '';
+    return cache.get(`profile ${username.toLowerCase()}@ ${maxIdOf(ctx)}`, async () => {
+      const found = await publicAccountByHandle(services, username, null);
+      return found ? profilePage(ctx, found) : notFound();
+    });
   });
 
   router.get('/users/:username/statuses/:id', async (ctx) => {
     if (wantsJson(ctx.header('accept'))) return canonicalAnswer(ctx);
-    const found = await publicAccountByHandle(services, ctx.params.username ?? '', null);
-    return found ? statusPage(found, ctx.params.id ?? '') : notFound();
+    const username = ctx.params.username ?? '';
+    const id = ctx.params.id ?? '';
+    return cache.get(`status ${username.toLowerCase()}@ ${id}`, async () => {
+      const found = await publicAccountByHandle(services, username, null);
+      return found ? statusPage(found, id) : notFound();
+    });
   });
 
   router.get('/tags/:name', async (ctx) => {
@@ -277,7 +291,7 @@ ${older ? html`<nav class="pager" aria-label="More posts"><a rel="next" href="${
       return tagFeed(tag, `${base()}/tags/${encodeURIComponent(tag)}`, await renderStatuses(services, statusIds, null), { generator: generator() });
     }
     if (wantsJson(ctx.header('accept'))) throw new RoostError(404, 'Record not found');
-    return tagPage(ctx, raw);
+    return cache.get(`tag ${raw.toLowerCase()} ${maxIdOf(ctx)}`, () => tagPage(ctx, raw));
   });
 
   // oEmbed (Mastodon's Api::OEmbedController): a status URL of this server, public or unlisted.
