@@ -185,6 +185,14 @@ describe('status page', () => {
     expect(reply.html).toContain('Hello <a href=');
   });
 
+  it('a boost\'s page sends the visitor to the original', async () => {
+    const boost = await bob.api(`/api/v1/statuses/${posts.public}/reblog`, { method: 'POST' });
+    const r = await page(`/@bob/${boost.body.id}`);
+    expect([r.status, r.res.headers.get('location')]).toEqual([302, roost.at(`/@alice/${posts.public}`)]);
+    // On the booster's profile it shows as a boost of alice's post.
+    expect((await page('/@bob')).html).toMatch(/<p class="boosted"><a href="[^"]+\/@bob">bob<\/a> boosted<\/p>/);
+  });
+
   it('poll results', async () => {
     await bob.api(`/api/v1/polls/${(await alice.api(`/api/v1/statuses/${posts.poll}`)).body.poll.id}/votes`, { body: { choices: [1] } });
     const { html } = await page(`/@alice/${posts.poll}`);

@@ -139,7 +139,12 @@ ${older ? html`<nav class="pager" aria-label="More posts"><a rel="next" href="${
   const statusPage = async (handle: PublicAccountHandle, id: string) => {
     if (handle.suspended) return tombstone(handle);
     const facts = await findVisibleStatus(services, id, null);
-    if (!facts || facts.accountId !== handle.id || facts.reblogOfId) return notFound();
+    if (!facts || facts.accountId !== handle.id) return notFound();
+    // A boost's page is its original's (Mastodon's redirect_to_original).
+    if (facts.reblogOfId) {
+      const [original] = await renderStatuses(services, [facts.reblogOfId], null);
+      return redirect(original?.url ?? original?.uri ?? null);
+    }
     const thread = await statusContext(services, facts, null);
     const ids = [...thread.ancestors, facts.id, ...thread.descendants];
     const rendered = await renderStatuses(services, ids, null);
