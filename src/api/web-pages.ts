@@ -15,8 +15,9 @@ import { renderMarkdown } from '../lib/markdown.ts';
 import { instanceView } from '../services/instance.ts';
 import { serializePrivacyPolicy, type InstanceView } from '../serializers/instance.ts';
 
-function page(services: Services, view: InstanceView, title: string, body: string): Response {
-  return renderPage(services, { title, lang: view.languages[0] ?? 'en', body: html`<h1>${view.title}</h1>${trustedHtml(body)}` });
+/** A page under one heading: `heading` as its h1, or none when the body brings its own. */
+function page(services: Services, view: InstanceView, title: string, body: string, heading: string | null = view.title): Response {
+  return renderPage(services, { title, lang: view.languages[0] ?? 'en', body: html`${heading === null ? '' : html`<h1>${heading}</h1>`}${trustedHtml(body)}` });
 }
 
 const REGISTRATIONS: Record<InstanceView['registrations']['mode'], string> = {
@@ -64,12 +65,14 @@ export function webPageRoutes(router: Router, services: Services): void {
   router.get('/privacy-policy', async () => {
     const view = await instanceView(services);
     const policy = serializePrivacyPolicy(view);
+    // The policy's own first heading (the default text's "# Privacy policy") is the page's: shown once.
+    const own = /^\s*<h1[\s>]/.test(policy.content);
     return page(
       services,
       view,
       `Privacy policy - ${view.title}`,
-      `<h2>Privacy policy</h2><p class="hint">Last updated ${escapeHtml(policy.updated_at.slice(0, 10))}</p>
-<section id="policy">${policy.content}</section>`,
+      `<section id="policy">${policy.content}</section><p class="hint">Last updated ${escapeHtml(policy.updated_at.slice(0, 10))}</p>`,
+      own ? null : 'Privacy policy',
     );
   });
 }
