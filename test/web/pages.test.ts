@@ -168,6 +168,25 @@ describe('profile page', () => {
   });
 });
 
+describe('statements', () => {
+  it('a status page and a tag page cost the same whether the thread or the tag holds one post or many', async () => {
+    const gus = await createTestUser(roost, 'gus');
+    const root = (await gus.api('/api/v1/statuses', { body: { status: 'root of #gusthread' } })).body.id;
+    const reply = async (i: number) => gus.api('/api/v1/statuses', { body: { status: `reply ${i} #gusthread`, in_reply_to_id: root } });
+    await reply(0);
+    const thread1 = await capturedStatements(roost, () => page(`/@gus/${root}`));
+    const tag1 = await capturedStatements(roost, () => page('/tags/gusthread'));
+    for (let i = 1; i < 8; i++) await reply(i);
+    const thread8 = await capturedStatements(roost, () => page(`/@gus/${root}`));
+    const tag8 = await capturedStatements(roost, () => page('/tags/gusthread'));
+    expect((await page(`/@gus/${root}`)).html).toContain('reply 7');
+    expect(thread8.length).toBe(thread1.length);
+    expect(tag8.length).toBe(tag1.length);
+    expect(thread1.length).toBeLessThanOrEqual(7);
+    expect(tag1.length).toBeLessThanOrEqual(4);
+  });
+});
+
 describe('status page', () => {
   it('shows the status with its thread an anonymous visitor may see, with previews and the oEmbed link', async () => {
     const { html } = await page(`/@alice/${posts.public}`);
