@@ -80,3 +80,12 @@ describe('a hostile remote account on a page', () => {
     expect(statusSummary(status)).toBe('hix');
   });
 });
+
+describe('a moved account', () => {
+  it('says where it moved', () => {
+    const account = { ...remoteAccount(), display_name: 'Old', moved: { ...remoteAccount(), acct: 'new@else.example', url: 'https://else.example/@new' } };
+    expect(profileHead(account, 'roost.example').value).toContain(
+      '<p class="moved"><strong>Old has moved to <a href="https://else.example/@new">@new@else.example</a>.</strong></p>',
+    );
+  });
+});

@@ -51,6 +51,7 @@ ${account.hide_collections ? '' : html`<li><strong>${account.followers_count}</s
 <img class="banner" src="${account.header}" alt="" width="700" height="200">
 <div class="who"><img src="${account.avatar}" alt="${`Avatar of ${name}`}" width="96" height="96">
 <div><h1 id="profile-name">${name}</h1><p class="handle">${fullHandle(account, localDomain)}${account.bot ? ' · automated' : ''}${account.locked ? ' · approves followers' : ''}</p></div></div>
+${account.moved ? html`<p class="moved"><strong>${name} has moved to <a href="${account.moved.url}">${fullHandle(account.moved, localDomain)}</a>.</strong></p>` : ''}
 ${account.note ? html`<div class="bio">${markup(account, account.note)}</div>` : ''}
 ${fields}
 ${counts}
