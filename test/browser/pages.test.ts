@@ -96,6 +96,12 @@ describe('public pages in Chromium', () => {
             const res = await page.goto(roost.at(path), { waitUntil: 'load' });
             expect([name, res?.status()]).toEqual([name, 200]);
             expect([name, refused, failed]).toEqual([name, [], []]);
+            // The post's picture (lazily loaded: `load` does not wait for it) comes, with its description.
+            if (name === 'media') {
+              // Polled with evaluate: waitForFunction's string form needs eval, which the page's CSP refuses.
+              const loaded = `Array.from(document.images).some((i) => i.alt === 'A small grey bird on a branch' && i.complete && i.naturalWidth > 0)`;
+              for (let i = 0; i < 150 && !(await page.evaluate(loaded)); i++) await page.waitForTimeout(100);
+            }
             // The stylesheet applied (the CSP lets it in): the body is the stylesheet's.
             const layout = (await page.evaluate(`({
               sheets: document.styleSheets.length,
