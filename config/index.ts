@@ -200,6 +200,10 @@ export interface RoostConfig {
     /** Address space one ffmpeg or ffprobe process may map, MiB (its RLIMIT_AS); 0: unbounded. */
     transcodeMemoryMb: number;
   };
+  pages: {
+    /** How long a public page (profile, status, tag) rendered for anonymous visitors is served again from memory, seconds (0: never). */
+    cacheSeconds: number;
+  };
   logLevel: LogLevel;
   /** What the server accepts and advertises (Mastodon's values; see InstanceLimits). */
   limits: InstanceLimits;
@@ -757,6 +761,7 @@ const SPECS: Record<string, KeySpec> = {
   'trends.enabled': { env: 'ROOST_TRENDS', file: 'trends.enabled', parse: bool, default: () => true },
   'trends.trendableByDefault': { env: 'ROOST_TRENDABLE_BY_DEFAULT', file: 'trends.trendableByDefault', parse: bool, default: () => false },
   'trends.refreshSeconds': { env: 'ROOST_TRENDS_REFRESH_SECONDS', file: 'trends.refreshSeconds', parse: integer(10, 86_400), default: () => 300 },
+  'pages.cacheSeconds': { env: 'ROOST_PAGES_CACHE_SECONDS', file: 'pages.cacheSeconds', parse: integer(0, 3600), default: () => 10 },
   'streaming.maxConnectionsPerAccount': {
     env: 'ROOST_STREAMING_MAX_CONNECTIONS_PER_ACCOUNT',
     file: 'streaming.maxConnectionsPerAccount',

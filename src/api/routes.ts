@@ -24,6 +24,7 @@ import { suggestionRoutes } from './v1/suggestions.ts';
 import { profileRoutes } from './v1/profile.ts';
 import { preferencesRoutes } from './v1/preferences.ts';
 import { webPageRoutes } from './web-pages.ts';
+import { publicPageRoutes } from './pages/routes.ts';
 import { rateLimitGuard } from './rate-limits.ts';
 import { tokenBeforeBody } from './body-token.ts';
 import { adminDomainBlocksRoutes } from './admin/domain_blocks.ts';
@@ -70,7 +71,8 @@ export function buildRouter(services: Services, federation?: RoostFederation): R
   router.beforeBody(tokenBeforeBody(services));
   instanceV1Routes(router, services);
   instanceV2Routes(router, services);
-  wellKnownRoutes(router, services, federation);
+  wellKnownRoutes(router, services);
+  publicPageRoutes(router, services, federation);
   appsRoutes(router, services);
   oauthRoutes(router, services);
   accountRelationshipRoutes(router, services);

@@ -1,41 +1,23 @@
 /**
  * The few web pages a person meets in a browser until Roost has a web interface: `/` and `/about`
  * (title, description, rules, how to sign in) and `/privacy-policy` (the instance API advertises
- * both URLs). Operator texts are Markdown rendered by src/lib/markdown.ts. A client that asks `/`
+ * both URLs), in the public pages' frame and stylesheet (pages/layout.ts). Operator texts are
+ * Markdown rendered by src/lib/markdown.ts. A client that asks `/`
  * for JSON (ActivityPub, API clients) gets the JSON 404 it got before.
  */
 import type { Router, RequestContext } from '../http/index.ts';
-import { json, stringResponse } from '../http/index.ts';
+import { json } from '../http/index.ts';
+import { html, trustedHtml } from '../lib/html-template.ts';
+import { renderPage } from './pages/layout.ts';
 import type { Services } from '../context.ts';
 import { escapeHtml } from '../lib/html.ts';
 import { renderMarkdown } from '../lib/markdown.ts';
 import { instanceView } from '../services/instance.ts';
 import { serializePrivacyPolicy, type InstanceView } from '../serializers/instance.ts';
 
-const HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'same-origin',
-  'cache-control': 'public, max-age=60',
-};
-
-function page(view: InstanceView, title: string, body: string): Response {
-  const html = `<!DOCTYPE html>
-<html lang="${escapeHtml(view.languages[0] ?? 'en')}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-body{font:16px/1.55 system-ui,sans-serif;max-width:40rem;margin:2.5rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.6rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2rem} nav{margin:.4rem 0 1.6rem;color:#555}
-nav a{margin-right:1rem} .lead{font-size:1.1rem;color:#444} ol.rules li{margin:.4rem 0} .hint{color:#666;font-size:.92rem}
-code{background:#f3f3f3;padding:0 .25rem;border-radius:3px} footer{margin-top:3rem;color:#777;font-size:.9rem}
-</style></head><body>
-<header><h1>${escapeHtml(view.title)}</h1>
-<nav><a href="/about">About</a><a href="/privacy-policy">Privacy policy</a></nav></header>
-<main>${body}</main>
-<footer>${escapeHtml(view.domain)} runs <a href="${escapeHtml(view.sourceUrl)}">Roost</a> ${escapeHtml(view.softwareVersion)}, a federated social server that Mastodon apps talk to.</footer>
-</body></html>`;
-  return stringResponse(html, { status: 200, headers: HEADERS });
+/** A page under one heading: `heading` as its h1, or none when the body brings its own. */
+function page(services: Services, view: InstanceView, title: string, body: string, heading: string | null = view.title): Response {
+  return renderPage(services, { title, lang: view.languages[0] ?? 'en', body: html`${heading === null ? '' : html`<h1>${heading}</h1>`}${trustedHtml(body)}` });
 }
 
 const REGISTRATIONS: Record<InstanceView['registrations']['mode'], string> = {
@@ -44,7 +26,7 @@ const REGISTRATIONS: Record<InstanceView['registrations']['mode'], string> = {
   closed: 'Sign-ups are closed.',
 };
 
-function aboutPage(view: InstanceView): Response {
+function aboutPage(services: Services, view: InstanceView): Response {
   const rules = view.rules.length
     ? `<h2>Rules</h2><ol class="rules">${view.rules
         .map((r) => `<li>${escapeHtml(r.text)}${r.hint ? `<div class="hint">${escapeHtml(r.hint)}</div>` : ''}</li>`)
@@ -54,6 +36,7 @@ function aboutPage(view: InstanceView): Response {
   const closed = view.registrations.mode === 'closed' && view.registrations.closedMessageMarkdown ? renderMarkdown(view.registrations.closedMessageMarkdown) : '';
   const contact = view.contact.email ? `<p>Contact: <a href="mailto:${escapeHtml(view.contact.email)}">${escapeHtml(view.contact.email)}</a></p>` : '';
   return page(
+    services,
     view,
     view.title,
     `<p class="lead">${escapeHtml(view.shortDescription)}</p>
@@ -76,17 +59,20 @@ function wantsJson(ctx: RequestContext): boolean {
 export function webPageRoutes(router: Router, services: Services): void {
   router.get('/', async (ctx) => {
     if (wantsJson(ctx)) return json({ error: 'Record not found' }, { status: 404 });
-    return aboutPage(await instanceView(services));
+    return aboutPage(services, await instanceView(services));
   });
-  router.get('/about', async () => aboutPage(await instanceView(services)));
+  router.get('/about', async () => aboutPage(services, await instanceView(services)));
   router.get('/privacy-policy', async () => {
     const view = await instanceView(services);
     const policy = serializePrivacyPolicy(view);
+    // The policy's own first heading (the default text's "# Privacy policy") is the page's: shown once.
+    const own = /^\s*<h1[\s>]/.test(policy.content);
     return page(
+      services,
       view,
       `Privacy policy - ${view.title}`,
-      `<h2>Privacy policy</h2><p class="hint">Last updated ${escapeHtml(policy.updated_at.slice(0, 10))}</p>
-<section id="policy">${policy.content}</section>`,
+      `<section id="policy">${policy.content}</section><p class="hint">Last updated ${escapeHtml(policy.updated_at.slice(0, 10))}</p>`,
+      own ? null : 'Privacy policy',
     );
   });
 }

@@ -13,15 +13,10 @@ import { defaultThumbnail } from '../lib/default-thumbnail.ts';
 import { defaultAvatarPng, defaultHeaderPng } from '../lib/default-images.ts';
 import { escapeHtml } from '../lib/html.ts';
 import { databaseAnswers } from '../services/health.ts';
-import { RoostError } from '../lib/errors.ts';
-import type { RoostFederation } from '../federation/index.ts';
 
 const NODEINFO_20_PROFILE = 'http://nodeinfo.diaspora.software/ns/schema/2.0#';
 
-/** ActivityPub media types a peer asks for (Mastodon's own fetches send these). */
-const ACTIVITY_JSON = /application\/(activity\+json|ld\+json)/i;
-
-export function wellKnownRoutes(router: Router, services: Services, federation?: RoostFederation): void {
+export function wellKnownRoutes(router: Router, services: Services): void {
   const base = () => services.config.publicUrl;
   router.get('/.well-known/nodeinfo', () => json(serializeNodeInfoLinks(base())));
   router.get('/nodeinfo/2.0', async () => {
@@ -58,40 +53,7 @@ export function wellKnownRoutes(router: Router, services: Services, federation?:
     });
   router.get('/avatars/original/missing.png', image(defaultAvatarPng));
   router.get('/headers/original/missing.png', image(defaultHeaderPng));
-  // In authorized-fetch mode a link is redirected to the canonical URL instead: a request's HTTP
-  // signature covers the path it was made to, so one made to the link cannot be checked at the
-  // canonical URL it would be answered from; the fetcher follows the redirect and signs again there.
-  const canonical = (url: URL) =>
-    new Response(null, { status: 301, headers: { location: url.href, vary: 'Accept', 'cache-control': 'no-store' } });
-  // A profile link (https://host/@user) asked for as ActivityPub: the actor document, as Mastodon
-  // serves it there, so pasting a profile link into a Mastodon search finds the account. Fedify
-  // answers the actor's own URL; other media types get no page yet.
-  router.get('/@:username', async (ctx) => {
-    if (!federation || !ACTIVITY_JSON.test(ctx.header('accept') ?? '')) throw new RoostError(404, 'Record not found');
-    const actorUrl = new URL(`/users/${encodeURIComponent(ctx.params.username)}`, services.config.publicUrl);
-    if (services.config.federation.authorizedFetch) return canonical(actorUrl);
-    return federation.fetch(new Request(actorUrl, { headers: ctx.headers }), {
-      contextData: undefined,
-      onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
-      onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
-    });
-  });
-  // A status link (https://host/@user/id) asked for as ActivityPub: the Note at the status's URI,
-  // as Mastodon serves it (the same visibility rules: Fedify's object dispatcher answers).
-  router.get('/@:username/:id', async (ctx) => {
-    if (!federation || !ACTIVITY_JSON.test(ctx.header('accept') ?? '')) throw new RoostError(404, 'Record not found');
-    const statusUrl = new URL(
-      `/users/${encodeURIComponent(ctx.params.username)}/statuses/${encodeURIComponent(ctx.params.id)}`,
-      services.config.publicUrl,
-    );
-    if (services.config.federation.authorizedFetch) return canonical(statusUrl);
-    return federation.fetch(new Request(statusUrl, { headers: ctx.headers }), {
-      contextData: undefined,
-      onNotFound: () => Response.json({ error: 'Record not found' }, { status: 404 }),
-      onNotAcceptable: () => Response.json({ error: 'Not acceptable' }, { status: 406 }),
-      onUnauthorized: () => Response.json({ error: 'Record not found' }, { status: 404 }),
-    });
-  });
+  // The profile and status links (/@user, /@user/:id) are pages and ActivityPub objects both: api/pages/routes.ts.
   // Mastodon's load-balancer probe: 200 "OK" as text/plain once the app is up and its database
   // answers; 503 (the API's answer while the database is unreachable) when it does not.
   router.get('/health', async () => {

@@ -56,6 +56,20 @@ describe('web pages', () => {
     const html = await res.text();
     expect(html).toContain('<title>Privacy policy - Pages &amp; Co</title>');
     expect(html).toContain(`<p>We keep <strong>nothing</strong> about you on ${roost.config.domain}.</p>`);
+    // One heading: the page's, as the policy brings none.
+    expect(html.match(/<h1>/g)).toEqual(['<h1>']);
+    expect(html).toContain('<h1>Privacy policy</h1>');
+  });
+
+  it('the default privacy policy shows its heading once', async () => {
+    const plain = await startTestRoost();
+    try {
+      const html = await (await fetch(plain.at('/privacy-policy'), { headers: browser })).text();
+      expect(html.match(/Privacy policy<\/h[12]>/gi)).toHaveLength(1);
+      expect(html.match(/<h1[ >]/g)).toHaveLength(1);
+    } finally {
+      await plain.close();
+    }
   });
 
   it('the URLs the instance API advertises are these pages', async () => {

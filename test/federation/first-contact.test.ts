@@ -31,7 +31,7 @@ describe('WebFinger and profile links', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it('answers /@username with the actor for ActivityPub clients, and 404 for others', async () => {
+  it('answers /@username with the actor for ActivityPub clients, and the profile page for browsers', async () => {
     const res = await fetch(a.at('/@poet'), { headers: AP });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/activity\+json/);
@@ -41,7 +41,8 @@ describe('WebFinger and profile links', () => {
     const ld = await fetch(a.at('/@poet'), { headers: { accept: 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"' } });
     expect(((await ld.json()) as any).id).toBe(a.at('/users/poet'));
     expect((await fetch(a.at('/@nobody'), { headers: AP })).status).toBe(404);
-    expect((await fetch(a.at('/@poet'))).status).toBe(404);
+    const page = await fetch(a.at('/@poet'), { headers: { accept: 'text/html' } });
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
   });
 
   it('takes the profile URL and the actor URL as WebFinger resources', async () => {

@@ -41,7 +41,7 @@ export type Kind =
   | 'fields'; // fields_attributes[0][name]=
 
 /** What a path param names: the sweep fills a valid one for the params cases. */
-export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'webhook' | 'blocklist_subscription' | 'blocklist_entry' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role' | 'async_refresh';
+export type PathKind = 'account' | 'follow_request' | 'media' | 'username' | 'status' | 'attachment' | 'poll' | 'domain_block' | 'domain_allow' | 'conversation' | 'list' | 'scheduled_status' | 'featured_tag' | 'custom_emoji' | 'filter' | 'filter_keyword' | 'filter_status' | 'notification' | 'notification_group' | 'notification_request' | 'webhook' | 'blocklist_subscription' | 'blocklist_entry' | 'tag' | 'preview_card' | 'report' | 'email_domain_block' | 'canonical_email_block' | 'ip_block' | 'role' | 'async_refresh' | 'tag_name';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -132,8 +132,14 @@ export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/', auth: 'public', html: true },
   { method: 'GET', path: '/about', auth: 'public', html: true },
   { method: 'GET', path: '/privacy-policy', auth: 'public', html: true },
-  { method: 'GET', path: '/@:username', auth: 'public', pathParams: { username: 'username' } },
-  { method: 'GET', path: '/@:username/:id', auth: 'public', pathParams: { username: 'username', id: 'status' } },
+  // The public pages: a page for browsers, the ActivityPub object for peers (api/pages/routes.ts).
+  { method: 'GET', path: '/@:username', auth: 'public', html: true, pathParams: { username: 'username' }, params: { max_id: 'id' }, in: 'query' },
+  { method: 'GET', path: '/@:username/:id', auth: 'public', html: true, pathParams: { username: 'username', id: 'status' } },
+  { method: 'GET', path: '/users/:username', auth: 'public', html: true, pathParams: { username: 'username' }, params: { max_id: 'id' }, in: 'query' },
+  { method: 'GET', path: '/users/:username/statuses/:id', auth: 'public', html: true, pathParams: { username: 'username', id: 'status' } },
+  { method: 'GET', path: '/tags/:name', auth: 'public', html: true, pathParams: { name: 'tag_name' }, params: { max_id: 'id' }, in: 'query' },
+  { method: 'GET', path: '/api/oembed', auth: 'public', params: { url: 'url', maxwidth: 'int', maxheight: 'int' }, in: 'query' },
+  { method: 'GET', path: '/assets/roost.css', auth: 'public' },
   { method: 'GET', path: '/api/v2/instance', auth: 'public' },
   { method: 'GET', path: '/.well-known/nodeinfo', auth: 'public' },
   { method: 'GET', path: '/nodeinfo/2.0', auth: 'public' },

@@ -239,6 +239,7 @@ function fillPath(route: RouteSpec, fx: Fixture, override?: { name: string; valu
     if (kind === 'blocklist_subscription') return fx.blocklistSubscriptionId;
     if (kind === 'blocklist_entry') return fx.blocklistEntryId;
     if (kind === 'tag') return fx.tagId;
+    if (kind === 'tag_name') return 'birds';
     if (kind === 'preview_card') return fx.previewCardId;
     if (kind === 'report') return fx.reportId;
     if (kind === 'role') return fx.roleId;
@@ -314,7 +315,8 @@ function pathCases(route: RouteSpec, fx: Fixture): Case[] {
     const headers = authHeaders(route, fx);
     for (const bad of kind === 'media' ? BAD_MEDIA : BAD_IDS) {
       // Not an id at all → 404 (a well-formed id of no row, '0', may meet a 422 first).
-      const expect = kind === 'media' || route.unknownIdOk ? undefined : kind === 'username' || bad === '0' ? is4xx : isOneOf(404);
+      // A tag's page exists for any name (empty when no post has it): only never a 500.
+      const expect = kind === 'media' || kind === 'tag_name' || route.unknownIdOk ? undefined : kind === 'username' || bad === '0' ? is4xx : isOneOf(404);
       cases.push({ route, label: `path ${name}=${bad.slice(0, 24)}`, path: fillPath(route, fx, { name, value: bad }), headers, expect });
     }
     // The viewer's own account: following, unfollowing, removing, blocking oneself…
