@@ -19,6 +19,7 @@ import { lockDataDir, type DataDirLock } from './control/lock.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.ts';
 import { upgradeFromPglite } from './db/pglite-upgrade.ts';
 import { startControlSocket } from './control/socket.ts';
+import { checkDatabaseChoice, recordDatabaseChoice } from './control/database-choice.ts';
 import { checkInstanceDomain } from './control/domain.ts';
 import { createRoostFederation, FEDIFY_QUEUE_RETRY, inboxFastPath, type RoostFederation } from './federation/index.ts';
 import { guardInbox, MAX_INBOX_BYTES } from './federation/inbox-guard.ts';
@@ -106,6 +107,7 @@ export interface RoostServices {
 /** The database and services without the HTTP server: what the CLI needs. */
 export async function openRoostServices(config: RoostConfig, opts: OpenOptions = {}): Promise<RoostServices> {
   const log = opts.log ?? createLogger(opts.logLevel ?? config.logLevel, opts.logDestination, config.logFormat);
+  checkDatabaseChoice(config.dataDir, config.databaseUrl);
   const secrets = loadOrCreateSecrets(config.dataDir);
   let lock: DataDirLock | undefined;
   let embedded: EmbeddedPostgres | undefined;
@@ -124,6 +126,7 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
       await db.migrate();
       if (embedded) await upgradeFromPglite(config.dataDir, embedded.url, log);
       await checkInstanceDomain(db.sql, config.domain, config.databaseUrl ? 'ROOST_DATABASE_URL' : config.dataDir);
+      recordDatabaseChoice(config.dataDir, config.databaseUrl);
     }
     const clock = opts.clock ?? systemClock;
     const services: Services = {
