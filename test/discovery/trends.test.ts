@@ -105,6 +105,13 @@ describe('trending tags', () => {
     expect(first.headers.get('link')).toMatch(/offset=1>; rel="next"$/);
     expect(names((await anon(roost, '/api/v1/trends/tags?limit=1&offset=1')).body)).toEqual(['solo']);
 
+    // Search's exclude_unreviewed keeps only reviewed tags (approved here), not #hushed nor #private.
+    const search = async (q: string, exclude: boolean) =>
+      names((await admin.api(`/api/v2/search?type=hashtags&q=${q}&exclude_unreviewed=${exclude}`)).body.hashtags).sort();
+    expect(await search('s', true)).toEqual(['solo']);
+    expect(await search('s', false)).toEqual(['solo']);
+    expect(await search('h', false)).toEqual(['hushed']);
+    expect(await search('h', true)).toEqual([]);
     // A rejection takes it out of the public list, and the audit log says who did it.
     const rejected = await admin.api(`/api/v1/admin/trends/tags/${pending.body[1].id}/reject`, { method: 'POST' });
     expect(rejected.body).toMatchObject({ name: 'solo', trendable: false, requires_review: false });

@@ -75,7 +75,7 @@ export function searchV2Routes(router: Router, services: Services, federation?: 
       if (resolvedId !== null && offset === 0) accountIds = [resolvedId, ...accountIds.filter((id) => id !== resolvedId)].slice(0, limit);
     }
     if (wants('hashtags') && !q.includes('@')) {
-      tagIds = await searchTagIds(services, q, limit, offset);
+      tagIds = await searchTagIds(services, q, limit, offset, paramBool(ctx.query.exclude_unreviewed, false));
     }
     if (wants('statuses') && me !== null && !handleQuery) {
       let query;

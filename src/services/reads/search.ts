@@ -183,16 +183,21 @@ export async function searchAccountIds(services: Services, s: AccountSearch): Pr
   return rows.map((r) => r.id);
 }
 
-/** A page of tag ids by name prefix (a leading # dropped): the exact name first, then the shortest. */
-export async function searchTagIds(services: Services, q: string, limit: number, offset: number): Promise<string[]> {
+/**
+ * A page of tag ids by name prefix (a leading # dropped): the exact name first, then the shortest.
+ * `excludeUnreviewed`: only tags an admin reviewed as trends (approved or rejected), as Mastodon's
+ * `exclude_unreviewed` keeps only tags with a `reviewed_at`.
+ */
+export async function searchTagIds(services: Services, q: string, limit: number, offset: number, excludeUnreviewed = false): Promise<string[]> {
   const name = q.trim().replace(/^#/, '');
   if (!name || !/^[\p{L}\p{M}\p{N}_]+$/u.test(name)) return [];
   const rows = await services.db.sql.query<{ id: string }>(
     `select t.id::text from tags t
       where lower(t.name) like lower($1)
+        and (not $5::boolean or exists (select 1 from trends tr where tr.kind = 'tag' and tr.target_id = t.id and tr.reviewed_at is not null))
       order by lower(t.name) = lower($2) desc, length(t.name), lower(t.name)
       limit $3 offset $4`,
-    [`${escLike(name)}%`, name, limit, offset],
+    [`${escLike(name)}%`, name, limit, offset, excludeUnreviewed],
   );
   return rows.map((r) => r.id);
 }
