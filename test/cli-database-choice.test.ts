@@ -60,7 +60,7 @@ describe('the database a data directory belongs to', () => {
       const refused = await run(['accounts', 'list'], { ROOST_DATA_DIR: dataDir });
       expect(refused.code).toBe(78);
       expect(refused.stderr.trim().split('\n')).toHaveLength(1);
-      expect(refused.stderr).toMatch(/^roost: The Roost of .* runs on PostgreSQL at postgres:\/\/.*: set ROOST_DATABASE_URL to reach it/);
+      expect(refused.stderr).toMatch(/^roost: The Roost of .* runs on PostgreSQL at postgres(ql)?:\/\/.*: set ROOST_DATABASE_URL to reach it/);
       // Nothing was started beside it: no embedded cluster in the directory.
       expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
 

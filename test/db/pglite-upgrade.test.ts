@@ -60,6 +60,8 @@ describe('upgrading a PGlite data directory', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'roost-upgrade-'));
     dirs.push(dataDir);
     cpSync(old.dataDir, dataDir, { recursive: true });
+    // A PGlite-era directory records no database (the test instance it was copied from ran on a server).
+    rmSync(path.join(dataDir, 'database.json'), { force: true });
     const source = new pg.Client({ connectionString: old.config.databaseUrl! });
     await source.connect();
     const before = await digest(source, TABLES);
