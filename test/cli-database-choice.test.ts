@@ -5,7 +5,6 @@
  * database beside it, an empty other instance; with the variable it works.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,8 +12,8 @@ import { loadConfig } from '../config/index.ts';
 import { openRoostServices } from '../src/main.ts';
 import { checkDatabaseChoice, redactDatabaseUrl } from '../src/control/database-choice.ts';
 import { createTestDatabase } from './helpers/roost.ts';
+import { runCli } from './helpers/cli.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
 const dirs: string[] = [];
 const newDir = () => {
   const d = mkdtempSync(path.join(tmpdir(), 'roost-dbchoice-'));
@@ -25,19 +24,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'src/cli.ts'), ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ROOST_LOG_LEVEL: 'warn', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = runCli;
 
 describe('the database a data directory belongs to', () => {
   it('leaves the password out of what it records', () => {

@@ -4,31 +4,16 @@
  * resolved by the operator, and the audit log showing that action and a moderator's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { runCli } from './helpers/cli.ts';
 import { startTestRoost, type TestRoost } from './helpers/roost.ts';
 import { createTestUser, type TestUser } from './helpers/auth.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
-const cli = path.join(root, 'src/cli.ts');
 let roost: TestRoost;
 let alice: TestUser;
 let bob: TestUser;
 let admin: TestUser;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ROOST_DATA_DIR: roost.dataDir, ROOST_LOG_LEVEL: 'warn' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runCli(args, { ROOST_DATA_DIR: roost.dataDir });
 
 beforeAll(async () => {
   roost = await startTestRoost({}, { controlSocket: true });
