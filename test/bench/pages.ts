@@ -20,7 +20,7 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { startChildServer } from './lib/child.ts';
 import { fmtInt, fmtMs, fmtRatio, table } from './lib/report.ts';
 import { benchServer } from './lib/database.ts';
-import { requireWrk, runWrk, type WrkResult } from './lib/wrk.ts';
+import { requireWrk, runWrkWithCpu, type WrkResult } from './lib/wrk.ts';
 
 const ACCOUNTS = 1_000;
 const FIRST = 1_000_001n;
@@ -134,11 +134,7 @@ export async function main(_args: string[]): Promise<number> {
         try {
           for (const r of round % 2 === 0 ? routes : [...routes].reverse()) {
             const opts = { url: `http://127.0.0.1:${child.port}${r.path}`, connections, threads: 1, cpus: null, headers: r.headers };
-            await runWrk({ ...opts, durationSec: warmup });
-            const cpu0 = child.cpuMs();
-            const wrk = await runWrk({ ...opts, durationSec: duration });
-            const cpu1 = child.cpuMs();
-            const res = { ...wrk, cpuUsPerReq: cpu0 !== null && cpu1 !== null && wrk.requests > 0 ? ((cpu1 - cpu0) * 1000) / wrk.requests : NaN };
+            const res = await runWrkWithCpu(child, opts, warmup, duration);
             if (res.errors > 0) console.log(`  warning: ${s.label} ${r.label}: ${res.errors} errors / non-2xx responses`);
             const k = `${s.key}:${r.key}`;
             results.set(k, [...(results.get(k) ?? []), res]);

@@ -23,7 +23,7 @@ import { openDatabase } from '../../src/db/orm.ts';
 import { startChildServer } from './lib/child.ts';
 import { fmtInt, fmtMs, fmtRatio, table } from './lib/report.ts';
 import { benchServer } from './lib/database.ts';
-import { requireWrk, runWrk, type WrkResult } from './lib/wrk.ts';
+import { requireWrk, runWrkWithCpu, type WrkResult } from './lib/wrk.ts';
 
 const ACCOUNTS = 10_000;
 const TOKEN = 'bench-reads-token';
@@ -179,11 +179,7 @@ export async function main(_args: string[]): Promise<number> {
               headers: r.auth ? [`Authorization: Bearer ${TOKEN}`] : [],
               script: r.script,
             };
-            await runWrk({ ...opts, durationSec: warmup });
-            const cpu0 = child.cpuMs();
-            const wrk = await runWrk({ ...opts, durationSec: duration });
-            const cpu1 = child.cpuMs();
-            const res = { ...wrk, cpuUsPerReq: cpu0 !== null && cpu1 !== null && wrk.requests > 0 ? ((cpu1 - cpu0) * 1000) / wrk.requests : NaN };
+            const res = await runWrkWithCpu(child, opts, warmup, duration);
             if (res.errors > 0) console.log(`  warning: ${s.label} ${r.label}: ${res.errors} errors / non-2xx responses`);
             const k = `${s.key}:${r.key}`;
             results.set(k, [...(results.get(k) ?? []), res]);

@@ -90,3 +90,21 @@ export function runWrk(opts: WrkOptions): Promise<WrkResult> {
     });
   });
 }
+
+/**
+ * One measured wrk run against a child server after a warm-up, with the child's CPU time per
+ * request (NaN when the platform cannot tell it). What the reads, timelines and pages benches
+ * each take per (server, route, round).
+ */
+export async function runWrkWithCpu(
+  child: { cpuMs(): number | null },
+  opts: Omit<WrkOptions, 'durationSec'>,
+  warmupSec: number,
+  durationSec: number,
+): Promise<WrkResult & { cpuUsPerReq: number }> {
+  await runWrk({ ...opts, durationSec: warmupSec });
+  const cpu0 = child.cpuMs();
+  const wrk = await runWrk({ ...opts, durationSec });
+  const cpu1 = child.cpuMs();
+  return { ...wrk, cpuUsPerReq: cpu0 !== null && cpu1 !== null && wrk.requests > 0 ? ((cpu1 - cpu0) * 1000) / wrk.requests : NaN };
+}
