@@ -241,3 +241,18 @@ describe('a home timeline page with quotes', () => {
     expect(q5.length).toBe(3);
   });
 });
+
+describe('the quotes of a post', () => {
+  it('are listed in the same statements for 2 and for 10', async () => {
+    const quoter = await createTestUser(roost, 'quoter');
+    const target = (await post(alice, { status: 'quote me, often' })).body.id as string;
+    for (let i = 0; i < 10; i++) expect((await post(quoter, { status: `quoting ${i}`, quoted_status_id: target })).status).toBe(200);
+    await alice.api(`/api/v1/statuses/${target}/quotes?limit=1`);
+    let two: { status: number; body: unknown[] } | undefined;
+    let ten: typeof two;
+    const q2 = await capturedStatements(roost, async () => (two = await alice.api(`/api/v1/statuses/${target}/quotes?limit=2`)));
+    const q10 = await capturedStatements(roost, async () => (ten = await alice.api(`/api/v1/statuses/${target}/quotes?limit=10`)));
+    expect([two!.status, two!.body.length, ten!.status, ten!.body.length]).toEqual([200, 2, 200, 10]);
+    expect(q10).toEqual(q2);
+  });
+});
