@@ -5,20 +5,8 @@
  */
 import type { Clock } from '../lib/clock.ts';
 
-export interface WireRequest {
-  method: string;
-  url: URL;
-  /** Lower-case names. */
-  headers: Record<string, string>;
-  body: Uint8Array | null;
-}
-
-export interface WireResponse {
-  status: number;
-  /** Lower-case names. */
-  headers: Record<string, string>;
-  body: Uint8Array;
-}
+export type { WireRequest, WireResponse } from '../lib/network.ts';
+import type { WireRequest, WireResponse } from '../lib/network.ts';
 
 /** A host the network can deliver to. */
 export interface NetworkHost {

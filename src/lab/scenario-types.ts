@@ -126,10 +126,11 @@ export interface Scenario {
 /** A scenario that cannot run: every problem found, each with its line. */
 export class ScenarioError extends Error {
   override name = 'ScenarioError';
-  constructor(
-    readonly file: string,
-    readonly problems: { line: number; message: string }[],
-  ) {
+  readonly file: string;
+  readonly problems: { line: number; message: string }[];
+  constructor(file: string, problems: { line: number; message: string }[]) {
     super(problems.map((p) => `${file}:${p.line}: ${p.message}`).join('\n'));
+    this.file = file;
+    this.problems = problems;
   }
 }
