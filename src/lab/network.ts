@@ -23,9 +23,8 @@ import type { ManualClock } from '../lib/clock.ts';
 import type { Network, WireRequest, WireResponse } from '../lib/network.ts';
 import type { NetworkHost } from './network-types.ts';
 import type { LinkRule, LinkSpec, NetworkSpec } from './scenario-types.ts';
-import type { TraceRecord } from './trace-format.ts';
 
-type TraceInput = TraceRecord extends infer R ? (R extends TraceRecord ? Omit<R, 't' | 'wall'> : never) : never;
+import type { TraceInput } from './trace.ts';
 
 export interface VirtualNetworkOptions {
   clock: ManualClock;
@@ -122,6 +121,8 @@ export class VirtualNetwork {
   private readonly attempts = new Map<string, number>();
   /** Per host: activity ids it accepted, with their types (to name what an outbound one answers). */
   private readonly receivedBy = new Map<string, Map<string, string>>();
+  /** Causes already traced (an activity goes to many inboxes: one record). */
+  private readonly causes = new Set<string>();
   private readonly opts: VirtualNetworkOptions;
 
   constructor(opts: VirtualNetworkOptions) {
@@ -320,6 +321,8 @@ export class VirtualNetwork {
   private noteCause(from: string, about: { id: string | null; type: string; object: string | null }): void {
     if (!about.object || !about.id) return;
     const causeType = this.receivedBy.get(from)?.get(about.object);
-    if (causeType) this.opts.trace({ kind: 'caused', instance: from, cause: about.object, causeType, effect: about.id, effectType: about.type });
+    if (!causeType || this.causes.has(about.id)) return;
+    this.causes.add(about.id);
+    this.opts.trace({ kind: 'caused', instance: from, cause: about.object, causeType, effect: about.id, effectType: about.type });
   }
 }
