@@ -306,6 +306,56 @@ export class Lab {
     }
   }
 
+  /** Network state a snapshot keeps (the partition, hosts down, rules added by steps). */
+  private readonly snapshots = new Map<string, { at: number; network: ReturnType<VirtualNetwork['state']> }>();
+
+  private snapshotDb(instance: LabInstance, name: string): string {
+    return `${instance.databaseName}_s_${name}`;
+  }
+
+  /**
+   * Keeps the lab as it is now under `name`: each instance stopped, its database copied, and
+   * started again; the clock and the network's state noted. Light peers keep their state in
+   * memory only, so a lab with peers cannot be snapshotted.
+   */
+  async snapshot(name: string): Promise<void> {
+    if (!/^[a-z0-9_]{1,20}$/.test(name)) throw new LabControlError(422, 'A snapshot name is 1–20 lower-case letters, digits or underscores');
+    if (this.peers.size > 0) throw new LabControlError(409, 'A lab with light peers cannot be snapshotted (their state is in memory)');
+    await this.drain();
+    const up = [...this.instances.values()].filter((i) => i.roost);
+    for (const i of up) await this.stopQuietly(i);
+    await this.admin(async (c) => {
+      for (const i of this.instances.values()) {
+        await c.query(`drop database if exists ${this.snapshotDb(i, name)}`);
+        await c.query(`create database ${this.snapshotDb(i, name)} template ${i.databaseName}`);
+      }
+    });
+    for (const i of up) await this.boot(i);
+    this.snapshots.set(name, { at: this.clock.now().getTime(), network: this.network.state() });
+  }
+
+  /** Puts the lab back as it was at snapshot `name`: databases, clock and network. */
+  async reset(name: string): Promise<void> {
+    const snap = this.snapshots.get(name);
+    if (!snap) throw new LabControlError(404, `No snapshot named ${name}`);
+    for (const i of this.instances.values()) await this.stopQuietly(i);
+    await this.admin(async (c) => {
+      for (const i of this.instances.values()) {
+        await c.query(`drop database if exists ${i.databaseName} with (force)`);
+        await c.query(`create database ${i.databaseName} template ${this.snapshotDb(i, name)}`);
+      }
+    });
+    this.clock.set(new Date(snap.at));
+    this.network.restore(snap.network);
+    for (const i of this.instances.values()) await this.boot(i);
+  }
+
+  private async stopQuietly(instance: LabInstance): Promise<void> {
+    const roost = instance.roost;
+    instance.roost = null;
+    await roost?.close();
+  }
+
   async close(): Promise<void> {
     for (const i of this.instances.values()) {
       const roost = i.roost;
@@ -316,10 +366,23 @@ export class Lab {
       await this.admin(async (c) => {
         for (const i of this.instances.values()) await c.query(`drop database if exists ${i.databaseName} with (force)`);
         await c.query(`drop database if exists ${this.template} with (force)`);
+        for (const snap of this.snapshots.keys()) {
+          for (const i of this.instances.values()) await c.query(`drop database if exists ${this.snapshotDb(i, snap)} with (force)`);
+        }
       }).catch(() => undefined);
     }
     await this.embedded?.stop();
     rmSync(this.opts.workDir, { recursive: true, force: true });
+  }
+}
+
+/** A control request the lab refuses (the control API answers with its status). */
+export class LabControlError extends Error {
+  override name = 'LabControlError';
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
   }
 }
 

@@ -153,6 +153,18 @@ export class VirtualNetwork {
     this.rules.push(rule);
   }
 
+  /** What a snapshot keeps: the partition, the hosts down and the rules steps added. */
+  state(): { groups: [string, number][] | null; down: string[]; rules: LinkRule[] } {
+    return { groups: this.groups ? [...this.groups] : null, down: [...this.down], rules: [...this.rules] };
+  }
+
+  restore(state: ReturnType<VirtualNetwork['state']>): void {
+    this.groups = state.groups ? new Map(state.groups) : null;
+    this.down.clear();
+    for (const d of state.down) this.down.add(d);
+    this.rules.splice(0, this.rules.length, ...state.rules);
+  }
+
   /** The Network function an instance (or a peer) sends through. */
   sender(from: string): Network {
     return (req) => this.request(from, req);
