@@ -6,6 +6,7 @@ import type { Database } from './db/orm.ts';
 import type { IdGenerator } from './lib/snowflake.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Network } from './lib/network.ts';
+import type { Observer } from './lib/observe.ts';
 import type { DomainPolicy } from './services/domain-policy.ts';
 
 /**
@@ -43,4 +44,11 @@ export interface Services {
    * jumps days ahead.
    */
   signatureClock?: Clock;
+  /**
+   * The random spread of delivery retry delays, ±share (default 0.25). The lab sets 0, so one
+   * seed gives one trace.
+   */
+  retryJitter?: number;
+  /** The lab's observer of deliveries queued and activities applied (src/lib/observe.ts). */
+  observe?: Observer;
 }

@@ -98,6 +98,8 @@ export interface OpenOptions {
   /** The lab's virtual network and signature clock (src/context.ts). */
   network?: Services['network'];
   signatureClock?: Services['signatureClock'];
+  observe?: Services['observe'];
+  retryJitter?: Services['retryJitter'];
 }
 
 export interface RoostServices {
@@ -144,6 +146,8 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
       dnsLookup: opts.dnsLookup,
       network: opts.network,
       signatureClock: opts.signatureClock,
+      observe: opts.observe,
+      retryJitter: opts.retryJitter,
     };
     return {
       services,

@@ -179,6 +179,8 @@ export class Lab {
       signatureClock: this.clock,
       network: this.network.sender(instance.name),
       log: this.opts.log.child({ instance: instance.name }),
+      retryJitter: 0,
+      observe: (o) => this.opts.trace.write({ ...o, instance: instance.name }),
       beforeConsumer: (_name, record) => {
         const key = `${instance.name}:${record.id}`;
         if (this.seenEvents.has(key)) return;
