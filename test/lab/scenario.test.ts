@@ -131,6 +131,16 @@ describe('the shipped scenarios', () => {
 });
 
 describe('a scenario in full', () => {
+  it("docs/lab.md's full example parses", () => {
+    const doc = readFileSync(path.resolve(import.meta.dirname, '../../docs/lab.md'), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    const s = parseScenario(example!, 'docs/lab.md');
+    expect(s.name).toBe('poll-partition');
+    // 4 declared, peer2 … peer21 generated; the pattern rule becomes one rule per peer, plus two down.
+    expect(s.instances).toHaveLength(24);
+    expect(s.network.links).toHaveLength(1 + 21 + 2);
+  });
+
   it('reads every step, default and field into the types', () => {
     const s: Scenario = parseScenario(
       `name: all
