@@ -19,7 +19,7 @@ import { createLocalAccount } from '../services/accounts.ts';
 import { mintAccessToken } from '../services/operator-access.ts';
 import { RoostError } from '../lib/errors.ts';
 import { LabControlError, type Lab } from './lab.ts';
-import { parseDuration } from './durations.ts';
+import { parseDuration } from './scenario.ts';
 
 const MAX_BODY = 64 * 1024;
 
@@ -94,7 +94,7 @@ export function startLabControl(lab: Lab, port = 0): Promise<LabControlServer> {
       }
       case 'POST /lab/advance': {
         const raw = body.duration;
-        const ms = typeof raw === 'number' || typeof raw === 'string' ? parseDuration(raw) : null;
+        const ms = parseDuration(raw);
         if (ms === null || ms < 0) throw new LabControlError(422, 'duration is required: a number of ms or a duration such as "10m"');
         await lab.runUntil(lab.clock.now().getTime() + ms);
         return send(res, 200, { clock: lab.clock.now().toISOString() });
