@@ -153,6 +153,13 @@ describe('two light peers of different software', () => {
       }
       expect(a.received).toBe(3);
       expect(b.received).toBe(3);
+
+      // An Undo(Follow) in a's shape removes alice from bob's followers.
+      const undo = await a.unfollow('alice', b.actorUri('bob'));
+      expect(undo).toMatch(/^https:\/\/a\.test\//);
+      expect(b.followerCount('bob')).toBe(0);
+      expect(a.isFollowing('alice', b.actorUri('bob'))).toBe(false);
+      expect(await a.unfollow('alice', b.actorUri('bob'))).toBeNull();
       // Each verified the other's key once, fetched by a GET signed by its instance actor.
       const keyFetches = net.sent.filter((s) => s.req.method === 'GET' && /main-key|\/users\/[^/]+$/.test(s.req.url.pathname));
       expect(keyFetches.every((s) => s.status === 200 && signatureParam(s.req, 'keyId'))).toBe(true);

@@ -23,6 +23,8 @@ export interface LabPeer extends NetworkHost {
   actorUri(username: string): string;
   /** Each builds the activity in the software's shape, signs it in its style and delivers it; resolves after the first tries. */
   follow(username: string, targetActorUri: string): Promise<string>;
+  /** Undoes the account's follow of the target (an Undo(Follow) in the software's shape); null when it follows nobody there. */
+  unfollow(username: string, targetActorUri: string): Promise<string | null>;
   post(username: string, opts: { text: string; visibility: Visibility; inReplyTo?: string }): Promise<string>;
   like(username: string, objectUri: string): Promise<string>;
   boost(username: string, objectUri: string): Promise<string>;
@@ -186,9 +188,20 @@ export function createPeer(name: string, software: PeerSoftware, ctx: PeerContex
       if (!remote) throw new Error(`${name}: cannot resolve ${target}`);
       const activity = profile.follow(base, a, target, ids(), ++state.serial);
       const id = activity.id as string;
-      state.follows.set(id, { username, target, accepted: false });
+      state.follows.set(id, { username, target, accepted: false, activity });
       await deliver(state, a, activity, [remote.inbox]);
       return id;
+    },
+
+    async unfollow(username, target) {
+      const a = account(username);
+      const entry = [...state.follows].find(([, f]) => f.username === username && f.target === target);
+      if (!entry) return null;
+      state.follows.delete(entry[0]);
+      const remote = await actorOf(target);
+      const undo = profile.undo(base, a, entry[1].activity, ids());
+      await deliver(state, a, undo, remote ? [remote.inbox] : []);
+      return undo.id as string;
     },
 
     async post(username, { text, visibility, inReplyTo }) {

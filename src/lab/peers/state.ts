@@ -45,7 +45,7 @@ export interface PeerState {
   keys: Map<string, { key: KeyObject; owner: string }>;
   actors: Map<string, RemoteActor>;
   /** Follows this peer's accounts sent: the Follow's id → who and whom, and whether it was accepted. */
-  follows: Map<string, { username: string; target: string; accepted: boolean }>;
+  follows: Map<string, { username: string; target: string; accepted: boolean; activity: Json }>;
   /** GoToSocial: hosts that used up their tries → until when (lab clock, ms). */
   badHosts: Map<string, number>;
   inflight: Set<Promise<unknown>>;
