@@ -114,8 +114,9 @@ export function latencyCdfPlot(series: LatencySeries[], grouping: LabSummary['la
   ];
   drawn.forEach((s, i) => {
     const cdf = s.latency.cdf;
-    // A staircase: the share stays flat between values and rises at each (an empirical CDF).
-    const d = `M ${f(x(cdf[0]!))} ${f(y(0))} ${cdf.map((v, k) => `H ${f(x(v))} V ${f(y(k / (cdf.length - 1)))}`).join(' ')}`;
+    // A staircase across the whole axis: 0 % left of the fastest, rising at each value (an
+    // empirical CDF), 100 % right of the slowest; a link with one delivery is still a visible step.
+    const d = `M ${M.left} ${f(y(0))} ${cdf.map((v, k) => `H ${f(x(v))} V ${f(y(k / (cdf.length - 1)))}`).join(' ')} H ${W - M.right}`;
     const ly = M.top + plotH + M.bottom + 8 + i * 18;
     body.push(
       html`<path class="mark series s${i % 8}" d="${d}" stroke-dasharray="${DASHES[i % 8]}"><title>${s.label}: median ${formatMs(s.latency.p50)}, p90 ${formatMs(s.latency.p90)}, ${plural(s.latency.count, 'delivery', 'deliveries')}</title></path>`,
@@ -280,7 +281,7 @@ export function activitiesPlot(byType: LabSummary['activities']['byType']): Safe
 
 function table(caption: string, head: string[], rows: HtmlValue[][], numeric: boolean[] = []): SafeHtml {
   // Focusable and named: a wide table scrolls sideways, and a keyboard must be able to scroll it.
-  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${caption}"><table>
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table: ${caption}"><table>
 <caption>${caption}</caption>
 <thead><tr>${head.map((h, i) => html`<th scope="col"${numeric[i] ? trustedHtml(' class="num"') : ''}>${h}</th>`)}</tr></thead>
 <tbody>${rows.map((r) => html`<tr>${r.map((c, i) => (i === 0 ? html`<th scope="row">${c}</th>` : html`<td${numeric[i] ? trustedHtml(' class="num"') : ''}>${c}</td>`))}</tr>`)}</tbody>
@@ -352,7 +353,7 @@ export function renderPage(s: LabSummary): string {
     total === 0
       ? html`<p class="verdict">No assertions in this trace.</p>`
       : a.failed === 0
-        ? html`<p class="verdict passed">✓ All ${plural(total, 'assertion')} passed.</p>`
+        ? html`<p class="verdict passed">✓ ${total === 1 ? 'The assertion' : `All ${total} assertions`} passed.</p>`
         : html`<p class="verdict failed">✗ ${a.failed} of ${plural(total, 'assertion')} failed.</p>`;
   const seriesLabel = s.latencySeries.grouping === 'link' ? 'Link' : s.latencySeries.grouping === 'destination-software' ? "Destination's software" : 'Link';
 
