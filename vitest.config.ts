@@ -20,6 +20,7 @@ const UNIT = [
   'test/http/router.test.ts',
   'test/http/params.test.ts',
   'test/http/multipart.test.ts',
+  'test/lab/scenario.test.ts',
   'test/lab/report.test.ts',
 ];
 

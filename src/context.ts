@@ -5,6 +5,8 @@ import type { RoostSecrets } from '../config/secrets.ts';
 import type { Database } from './db/orm.ts';
 import type { IdGenerator } from './lib/snowflake.ts';
 import type { Clock } from './lib/clock.ts';
+import type { Network } from './lib/network.ts';
+import type { Observer } from './lib/observe.ts';
 import type { DomainPolicy } from './services/domain-policy.ts';
 
 /**
@@ -31,4 +33,22 @@ export interface Services {
    * time). Unset: the system resolver. Tests set it to simulate DNS (a rebinding name).
    */
   dnsLookup?: LookupFunction;
+  /**
+   * Where outbound requests go instead of the Internet: the federation lab's virtual network
+   * (src/lib/network.ts). Unset: guarded sockets, as always.
+   */
+  network?: Network;
+  /**
+   * The clock HTTP signatures are dated and checked by. Unset: the wall clock (what every peer
+   * uses). The lab sets its own clock here, on every instance, so signatures stay fresh when it
+   * jumps days ahead.
+   */
+  signatureClock?: Clock;
+  /**
+   * The random spread of delivery retry delays, ±share (default 0.25). The lab sets 0, so one
+   * seed gives one trace.
+   */
+  retryJitter?: number;
+  /** The lab's observer of deliveries queued and activities applied (src/lib/observe.ts). */
+  observe?: Observer;
 }

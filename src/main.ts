@@ -95,6 +95,11 @@ export interface OpenOptions {
   clock?: Clock;
   /** Name resolution for outbound fetches (tests simulate DNS with it). */
   dnsLookup?: Services['dnsLookup'];
+  /** The lab's virtual network and signature clock (src/context.ts). */
+  network?: Services['network'];
+  signatureClock?: Services['signatureClock'];
+  observe?: Services['observe'];
+  retryJitter?: Services['retryJitter'];
 }
 
 export interface RoostServices {
@@ -139,6 +144,10 @@ export async function openRoostServices(config: RoostConfig, opts: OpenOptions =
       domainPolicy: createDomainPolicy(db, { mode: config.federation.mode, localDomain: config.domain }),
       version: VERSION,
       dnsLookup: opts.dnsLookup,
+      network: opts.network,
+      signatureClock: opts.signatureClock,
+      observe: opts.observe,
+      retryJitter: opts.retryJitter,
     };
     return {
       services,
@@ -450,6 +459,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       allowPrivateAddresses: config.federation.allowPrivateAddresses,
       ownOrigins: ownOrigins(config, http.port),
       lookup: services.dnsLookup,
+      network: services.network,
+      signatureClock: services.signatureClock,
       userAgent: `Roost/${VERSION} (+${config.publicUrl})`,
     });
     stops.push(() => transport.close());
@@ -471,6 +482,8 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       metricsRoutes(router, services);
     }
     const forwardedCreate = forwardedCreateGate(services, federation);
+    const signatureClock = services.signatureClock;
+    const signatureNow = signatureClock ? () => signatureClock.now().getTime() : undefined;
     const fastInbox = inboxFastPath(federation);
     const unknownDelete = unknownActorDeleteGate(services);
     http.serve({
@@ -482,7 +495,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       // domain policy refuses, stop here, before Fedify's JSON-LD work.
       fallback: !roles.has('web') ? undefined : (request: Request) =>
         scoped(async () =>
-          (await guardInbox(request, (host) => services.domainPolicy.allowed(host))) ??
+          (await guardInbox(request, (host) => services.domainPolicy.allowed(host), signatureNow)) ??
           // A Delete from an actor this server does not know: 202, dropped without fetching its key.
           (await unknownDelete(request)) ??
           // A Create forwarded by someone else than its actor: re-fetched from its origin (src/federation/inbox/forwarded.ts).

@@ -227,6 +227,7 @@ export function webhookJobHandler(services: Services): JobHandler {
         maxRedirects: 0,
         maxBytes: WEBHOOK_MAX_RESPONSE_BYTES,
         lookup: services.dnsLookup,
+        network: services.network,
         agent: agentFor(services, url),
       });
       status = res.status;

@@ -206,6 +206,12 @@ function isPublic(json: unknown): boolean {
 /** Queues prepared deliveries (prepareDelivery) in one statement: all of them or none. */
 export async function enqueueDeliveries(services: Services, specs: readonly EnqueueSpec[]): Promise<void> {
   if (specs.length === 0) return;
+  if (services.observe) {
+    for (const spec of specs) {
+      const job = spec.payload as DeliveryJob;
+      services.observe({ kind: 'queued', id: job.activityId, type: job.activityType, inboxes: job.followersOf ? 'followers' : Object.keys(job.inboxes ?? {}).length });
+    }
+  }
   if (specs.length === 1) await enqueue(services.db.sql, specs[0]!, { clock: services.clock });
   else await enqueueMany(services.db.sql, specs, { clock: services.clock });
 }
@@ -249,8 +255,8 @@ type Outcome =
   /** Retry at `at` (ms); hostFailure: counts against the host's circuit. */
   | { kind: 'later'; at: number; hostFailure: boolean; error: string };
 
-function backoffMs(round: number): number {
-  const { baseMs, factor, maxMs, jitter } = DELIVERY_RETRY;
+function backoffMs(round: number, jitter: number = DELIVERY_RETRY.jitter): number {
+  const { baseMs, factor, maxMs } = DELIVERY_RETRY;
   const raw = Math.min(maxMs, baseMs * factor ** Math.max(0, round - 1));
   return Math.round(raw * (1 + jitter * (2 * Math.random() - 1)));
 }
@@ -402,7 +408,7 @@ export function createDeliveryRunner(services: Services, ctx: () => Context<void
     const key = await signingKey(job.sender);
     const body = new TextEncoder().encode(JSON.stringify(job.activity));
     const digest = `SHA-256=${createHash('sha256').update(body).digest('base64')}`;
-    const retryMs = backoffMs(job.round + 1);
+    const retryMs = backoffMs(job.round + 1, services.retryJitter);
 
     // The circuit: parked hosts get nothing; a host whose probe time has come gets one request first.
     const byHost = new Map<string, string[]>();

@@ -53,13 +53,12 @@ import type { Services } from '../context.ts';
 import type { RequestContext } from '../http/index.ts';
 import { StringResponse } from '../http/index.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
-import { MAX_INBOX_BYTES, remoteContextUrls } from './inbox-guard.ts';
+import { MAX_INBOX_BYTES, remoteContextUrls, SIGNATURE_WINDOW_MS } from './inbox-guard.ts';
 import { isPreloadedContext, peekMemoryKey } from './loaders.ts';
 import { fedifyInboxMessage } from './fedify-seams.ts';
 
-/** How far a signature's Date may be from now, either way (Fedify's signatureTimeWindow; Mastodon allows 12 hours). */
-export const SIGNATURE_TIME_WINDOW = { hours: 12 } as const;
-const WINDOW_MS = SIGNATURE_TIME_WINDOW.hours * 3600_000;
+export { SIGNATURE_TIME_WINDOW } from './inbox-guard.ts';
+const WINDOW_MS = SIGNATURE_WINDOW_MS;
 
 const TEXT_PLAIN = 'text/plain; charset=utf-8';
 
@@ -213,8 +212,9 @@ export function createInboxFastPath(deps: InboxFastPathDeps): InboxFastPath {
     if (dates.length !== 1) return fallback('date header');
     const date = Date.parse(dates[0]!.replace(HTTP_WS, ''));
     // The wall clock, not services.clock, as Fedify's own check (Temporal.Now): senders sign with
-    // theirs, and a lab's jumped clock must not make every signature stale.
-    if (!Number.isFinite(date) || Math.abs(date - Date.now()) > WINDOW_MS) return fallback('date');
+    // theirs. In the lab, the signature clock every instance shares.
+    const now = services.signatureClock?.now().getTime() ?? Date.now();
+    if (!Number.isFinite(date) || Math.abs(date - now) > WINDOW_MS) return fallback('date');
 
     // Digest of the body as received.
     const digests = ctx.headerValues('digest');

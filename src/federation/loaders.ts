@@ -26,6 +26,7 @@ import {
 import { Temporal } from '@js-temporal/polyfill';
 import type { Services } from '../context.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
+import type { Network } from '../lib/network.ts';
 import { MAX_JSON_BYTES, safeFetch, type SafeFetchOptions } from '../lib/safe-fetch.ts';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { FEDIFY_KV, isPublicKeyEntry, keepBuiltKey, publicKeyEntryId, reuseBuiltKeys } from './fedify-seams.ts';
@@ -37,6 +38,10 @@ export interface LoaderSettings {
   userAgent: string;
   /** Read at each fetch, so tests may simulate DNS on a running instance. */
   lookup: () => LookupFunction | undefined;
+  /** The lab's virtual network (services.network), read at each fetch. */
+  network?: () => Network | undefined;
+  /** The clock signed fetches are dated by (services.signatureClock; the wall clock unset). */
+  signatureClock?: Clock;
   timeoutMs?: number;
   /**
    * The domain policy (services.domainPolicy.allowed): a document on a server Roost does not talk
@@ -50,6 +55,8 @@ export function loaderSettings(services: Services): LoaderSettings {
     allowPrivateAddresses: services.config.federation.allowPrivateAddresses,
     userAgent: getUserAgent({ software: `Roost/${services.version}`, url: new URL(services.config.publicUrl) }),
     lookup: () => services.dnsLookup,
+    network: () => services.network,
+    signatureClock: services.signatureClock,
     allowedHost: (host) => services.domainPolicy.allowed(host),
   };
 }
@@ -76,6 +83,7 @@ export function boundedDocumentLoader(settings: LoaderSettings, sign?: Signer): 
       maxBytes: MAX_JSON_BYTES,
       timeoutMs: settings.timeoutMs,
       lookup: settings.lookup(),
+      network: settings.network?.(),
       signal: options?.signal,
     });
     if (res.status < 200 || res.status > 599) throw new FetchError(res.url, `HTTP ${res.status}: ${res.url.href}`);
@@ -98,11 +106,15 @@ export interface FetchSigningKey {
 }
 
 /** Signs each hop of a fetch with draft-cavage HTTP signatures, which every implementation verifies. */
-export function signerFor(key: () => Promise<FetchSigningKey | null>): Signer {
+export function signerFor(key: () => Promise<FetchSigningKey | null>, clock?: Clock): Signer {
   return async (url, headers) => {
     const k = await key();
     if (!k) return headers;
-    const signed = await signRequest(new Request(url, { headers }), k.privateKey, k.keyId, { spec: 'draft-cavage-http-signatures-12' });
+    const signed = await signRequest(new Request(url, { headers }), k.privateKey, k.keyId, {
+      spec: 'draft-cavage-http-signatures-12',
+      // Dated by the signature clock when there is one (the lab's); Fedify's own now otherwise.
+      ...(clock ? { currentTime: Temporal.Instant.fromEpochMilliseconds(clock.now().getTime()) as never } : {}),
+    });
     return Object.fromEntries(signed.headers.entries());
   };
 }
@@ -118,7 +130,7 @@ export function documentLoaderFactory(
   kv: KvStore,
   instanceKey?: () => Promise<FetchSigningKey | null>,
 ): () => DocumentLoader {
-  const sign = instanceKey ? signerFor(instanceKey) : undefined;
+  const sign = instanceKey ? signerFor(instanceKey, settings.signatureClock) : undefined;
   // Built once: Fedify asks the factory for every context it creates (each inbox POST), and
   // kvCache compiles its rules (a URLPattern, Temporal durations) each time it is called. The
   // loader keeps no state of its own between calls.
@@ -145,7 +157,7 @@ export function contextLoaderFactory(settings: LoaderSettings, kv: KvStore): () 
  * with draft-cavage HTTP signatures, which every implementation verifies.
  */
 export function authenticatedDocumentLoaderFactory(settings: LoaderSettings): AuthenticatedDocumentLoaderFactory {
-  return (identity) => boundedDocumentLoader(settings, signerFor(async () => identity));
+  return (identity) => boundedDocumentLoader(settings, signerFor(async () => identity, settings.signatureClock));
 }
 
 /** How long a key that could not be fetched (or was unusable) is remembered as unavailable. */

@@ -102,6 +102,7 @@ export async function webFingerSelf(services: Services, user: string, host: stri
       headers: { accept: 'application/jrd+json, application/json;q=0.9' },
       maxBytes: MAX_JSON_BYTES,
       lookup: settings.lookup(),
+      network: settings.network?.(),
       signal,
     });
     if (res.status !== 200) return null;

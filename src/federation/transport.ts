@@ -25,6 +25,8 @@ import { sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { lookup as dnsLookup } from 'node:dns';
 import net, { isIP, type LookupFunction, type Socket } from 'node:net';
 import tls from 'node:tls';
+import type { Clock } from '../lib/clock.ts';
+import type { Network } from '../lib/network.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, guardedLookup, isNonPublicAddress, UnsafeUrlError } from '../lib/safe-fetch.ts';
 
 const AS_TYPE = 'application/activity+json';
@@ -38,6 +40,10 @@ export interface TransportOptions {
   /** Name resolution (services.dnsLookup); the system resolver by default. */
   lookup?: LookupFunction;
   userAgent: string;
+  /** The lab's virtual network (src/lib/network.ts): deliveries go there instead of a socket. */
+  network?: Network;
+  /** The clock signatures are dated by (services.signatureClock): the wall clock unset. */
+  signatureClock?: Clock;
 }
 
 export interface SigningKey {
@@ -160,28 +166,28 @@ export function createOutboundTransport(opts: TransportOptions): OutboundTranspo
 
   async function post({ inbox, body, digest, key }: SignedPost): Promise<PostAnswer> {
     // The wall clock, not services.clock: receivers (Fedify included) check the Date header
-    // against theirs, and a lab's jumped clock would make every signature stale.
-    const date = new Date().toUTCString();
+    // against theirs, and a test's jumped clock would make every signature stale. The lab gives
+    // every instance its one clock as the signature clock, and receivers check against it.
+    const date = (opts.signatureClock?.now() ?? new Date()).toUTCString();
     const target = `${inbox.pathname}${inbox.search}`;
     const signed = `(request-target): post ${target}\nhost: ${inbox.host}\ndate: ${date}\ndigest: ${digest}\ncontent-type: ${AS_TYPE}`;
     const signature = await new Promise<Buffer>((resolve, reject) =>
       cryptoSign('sha256', Buffer.from(signed), key.privateKey, (err, sig) => (err ? reject(err) : resolve(sig))),
     );
-    const res = await agent.request({
-      origin: inbox.origin,
-      path: target,
-      method: 'POST',
-      headers: {
-        host: inbox.host,
-        date,
-        digest,
-        'content-type': AS_TYPE,
-        accept: AS_TYPE,
-        'user-agent': opts.userAgent,
-        signature: `keyId="${key.keyId}",algorithm="rsa-sha256",headers="(request-target) host date digest content-type",signature="${signature.toString('base64')}"`,
-      },
-      body,
-    });
+    const headers = {
+      host: inbox.host,
+      date,
+      digest,
+      'content-type': AS_TYPE,
+      accept: AS_TYPE,
+      'user-agent': opts.userAgent,
+      signature: `keyId="${key.keyId}",algorithm="rsa-sha256",headers="(request-target) host date digest content-type",signature="${signature.toString('base64')}"`,
+    };
+    if (opts.network) {
+      const answer = await opts.network({ method: 'POST', url: inbox, headers, body });
+      return { status: answer.status, retryAfter: answer.headers['retry-after'] ?? null };
+    }
+    const res = await agent.request({ origin: inbox.origin, path: target, method: 'POST', headers, body });
     await res.body.dump().catch(() => undefined);
     const ra = res.headers['retry-after'];
     return { status: res.statusCode, retryAfter: Array.isArray(ra) ? (ra[0] ?? null) : (ra ?? null) };

@@ -19,9 +19,24 @@ export interface InstanceSpec {
   line: number;
 }
 
+/**
+ * A link's latency drawn per delivery from a log-normal law of this mean, kept within [min, max]
+ * (the field measures propagation that way: a long tail of slow servers). The runner picks the
+ * shape; the file gives only these three figures.
+ */
+export interface LatencyDistribution {
+  kind: 'lognormal';
+  meanMs: number;
+  minMs: number;
+  maxMs: number;
+}
+
 /** One link's behaviour; every field optional in the file, the network's defaults fill the rest. */
 export interface LinkSpec {
+  /** Used when `latencyDist` is absent (jitter adds to either). */
   latencyMs: number;
+  /** When present, each delivery's latency is drawn from it instead of `latencyMs`. */
+  latencyDist?: LatencyDistribution;
   jitterMs: number;
   /** 0..1 */
   loss: number;
@@ -36,7 +51,10 @@ export interface LinkSpec {
 }
 
 export interface LinkRule extends Partial<LinkSpec> {
-  /** A host name or `*`. */
+  /**
+   * A host name or `*`. A file's patterns (`peer*.test`) and `down_fraction` are resolved by the
+   * parser into one rule per matched host, so the runner only meets these two forms.
+   */
   from: string;
   to: string;
   line: number;
@@ -126,10 +144,13 @@ export interface Scenario {
 /** A scenario that cannot run: every problem found, each with its line. */
 export class ScenarioError extends Error {
   override name = 'ScenarioError';
-  constructor(
-    readonly file: string,
-    readonly problems: { line: number; message: string }[],
-  ) {
+  // Plain fields, not parameter properties: Node runs this file by stripping types
+  // (erasableSyntaxOnly), and parameter properties are not erasable.
+  readonly file: string;
+  readonly problems: { line: number; message: string }[];
+  constructor(file: string, problems: { line: number; message: string }[]) {
     super(problems.map((p) => `${file}:${p.line}: ${p.message}`).join('\n'));
+    this.file = file;
+    this.problems = problems;
   }
 }

@@ -6,11 +6,13 @@
  * - `t`: the lab clock when it happened (ISO 8601, milliseconds) — simulated time, the same for
  *   the same seed;
  * - `kind`: what happened (below);
- * - `wall`: the wall clock (ISO 8601), the one field that differs between two runs of one seed.
+ * - `wall`: the wall clock (ISO 8601).
  *
  * Activities are named by their `id` (the URI) and `type`; `key` is a stable name for the
- * activity that does not depend on generated ids (its type, actor and the text or target it
- * carries, hashed), so two runs of one seed can be compared.
+ * activity that does not depend on generated ids (its body without ids and dates, hashed).
+ * Two runs of one seed give the same trace apart from `wall`, generated ids and the order of
+ * records within one instant of the lab clock: `canonicalTrace` (./canonical.ts) drops those,
+ * and two runs' canonical traces are equal.
  */
 
 export type TraceRecord = { t: string; wall: string } & (
@@ -18,7 +20,9 @@ export type TraceRecord = { t: string; wall: string } & (
   | { kind: 'step'; line: number; step: string; ok: boolean; detail?: string }
   /** A fact committed on an instance (an outbox event of the catalogue, e.g. `status.created`). */
   | { kind: 'event'; instance: string; event: string }
-  /** An activity left an instance's delivery lane for `to` (one per inbox host per attempt). */
+  /** An activity queued for delivery on an instance (`inboxes`: how many, or `followers` when expanded later). */
+  | { kind: 'queued'; instance: string; id: string; type: string; inboxes: number | 'followers' }
+  /** An activity left an instance's delivery lane, signed for `to` (one per inbox host per attempt). */
   | {
       kind: 'delivery';
       from: string;
@@ -38,6 +42,8 @@ export type TraceRecord = { t: string; wall: string } & (
   | { kind: 'fetch'; from: string; to: string; url: string; outcome: 'ok' | 'http-error' | 'lost' | 'partitioned' | 'down'; status: number | null }
   /** An activity arrived at an instance's inbox and was accepted (2xx). */
   | { kind: 'received'; instance: string; from: string; id: string | null; key: string; type: string }
+  /** An inbound activity applied by the instance's inbox listener (ok false: it failed, and Fedify retries it). */
+  | { kind: 'applied'; instance: string; id: string | null; type: string; ok: boolean; error?: string }
   /** An outbound activity caused by an inbound one (the outbound's object refers to the inbound). */
   | { kind: 'caused'; instance: string; cause: string; causeType: string; effect: string; effectType: string }
   | { kind: 'clock'; from: string; to: string }

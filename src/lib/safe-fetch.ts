@@ -25,6 +25,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { Network } from './network.ts';
 
 /** Mastodon's cap for JSON documents (actors, keys, WebFinger, contexts). */
 export const MAX_JSON_BYTES = 1024 * 1024;
@@ -95,6 +96,8 @@ export interface SafeFetchOptions {
   /** GET by default; a POST (Web Push) sends `body` and follows no redirect (give maxRedirects 0). */
   method?: 'GET' | 'POST';
   body?: Buffer;
+  /** The lab's virtual network (src/lib/network.ts): each hop goes there instead of a socket. */
+  network?: Network;
 }
 
 export interface SafeResponse {
@@ -187,6 +190,20 @@ function requestOnce(url: URL, headers: Record<string, string>, opts: SafeFetchO
   });
 }
 
+/** One hop over a virtual network: the same size cap and redirect handling as a socket's. */
+async function requestOnNetwork(network: Network, url: URL, headers: Record<string, string>, opts: SafeFetchOptions, signal: AbortSignal): Promise<Hop> {
+  const lower: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) lower[k.toLowerCase()] = v;
+  const answer = await network({ method: opts.method ?? 'GET', url, headers: lower, body: opts.body ?? null });
+  signal.throwIfAborted();
+  const resHeaders = new Headers(answer.headers);
+  const location = answer.status >= 300 && answer.status < 400 ? resHeaders.get('location') : null;
+  if (location) return { status: answer.status, headers: resHeaders, location, body: Buffer.alloc(0) };
+  const maxBytes = opts.maxBytes ?? MAX_JSON_BYTES;
+  if (answer.body.byteLength > maxBytes) throw new UnsafeUrlError(`the page is larger than ${maxBytes} bytes`);
+  return { status: answer.status, headers: resHeaders, location: null, body: Buffer.from(answer.body) };
+}
+
 /** Checks what can be checked before connecting: scheme, credentials, IP literals. */
 export function checkFetchableUrl(url: URL, allowPrivateAddresses: boolean): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UnsafeUrlError(`${url.protocol} URLs are not fetched`);
@@ -211,7 +228,7 @@ export async function safeFetch(start: URL, opts: SafeFetchOptions): Promise<Saf
     checkFetchableUrl(url, opts.allowPrivateAddresses);
     let headers: Record<string, string> = { ...opts.headers, 'user-agent': opts.userAgent };
     if (opts.sign) headers = await opts.sign(url, headers);
-    const res = await requestOnce(url, headers, opts, signal);
+    const res = opts.network ? await requestOnNetwork(opts.network, url, headers, opts, signal) : await requestOnce(url, headers, opts, signal);
     if (res.location === null) return { url, status: res.status, headers: res.headers, body: res.body };
     if (hop >= maxRedirects) throw new UnsafeUrlError(`more than ${maxRedirects} redirects`);
     url = new URL(res.location, url);

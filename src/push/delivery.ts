@@ -246,6 +246,7 @@ export async function deliverPush(services: Services, job: PushJob): Promise<voi
       maxRedirects: 0,
       maxBytes: 64 * 1024,
       lookup: services.dnsLookup,
+      network: services.network,
       agent: agentFor(services, req.endpoint),
     });
     status = res.status;

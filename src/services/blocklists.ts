@@ -408,6 +408,7 @@ async function fetchList(services: Services, url: string): Promise<ListedBlock[]
     timeoutMs: FETCH_TIMEOUT_MS,
     maxBytes: BLOCKLIST_MAX_BYTES,
     lookup: services.dnsLookup,
+    network: services.network,
   });
   if (res.status !== 200) throw new RoostError(502, `HTTP ${res.status}`);
   let text: string;

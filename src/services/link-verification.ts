@@ -55,6 +55,7 @@ export interface FetchPageOptions {
   maxBytes?: number;
   maxRedirects?: number;
   lookup?: SafeFetchOptions['lookup'];
+  network?: SafeFetchOptions['network'];
 }
 
 export interface FetchedPage {
@@ -77,6 +78,7 @@ export async function fetchPageSafely(start: URL, opts: FetchPageOptions): Promi
     maxBytes: opts.maxBytes ?? MAX_PAGE_BYTES,
     maxRedirects: opts.maxRedirects ?? MAX_REDIRECTS,
     lookup: opts.lookup,
+    network: opts.network,
   });
   return { url: res.url, status: res.status, body: new TextDecoder('utf-8').decode(res.body) };
 }
@@ -137,6 +139,7 @@ export async function verifyAccountLinks(services: Services, accountId: string):
           allowPrivateAddresses: services.config.federation.allowPrivateAddresses,
           userAgent: `Roost/${services.version} (+${services.config.publicUrl})`,
           lookup: services.dnsLookup,
+          network: services.network,
         });
         if (page.status < 200 || page.status >= 300) return;
         if (relMeLinks(page.body, page.url).some((href) => targets.has(href.toLowerCase()))) verified.push(value);

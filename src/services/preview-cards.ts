@@ -280,6 +280,7 @@ export async function fetchCard(services: Services, url: string, opts: FetchCard
       maxBytes: opts.maxBytes ?? CARD_MAX_PAGE_BYTES,
       maxRedirects: CARD_MAX_REDIRECTS,
       lookup: opts.lookup ?? services.dnsLookup,
+      network: services.network,
     });
     const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (res.status !== 200 || type !== 'text/html') {
@@ -316,6 +317,7 @@ async function fetchOEmbed(services: Services, endpoint: URL, pageUrl: URL, opts
       maxBytes: Math.min(opts.maxBytes ?? MAX_JSON_BYTES, MAX_JSON_BYTES),
       maxRedirects: CARD_MAX_REDIRECTS,
       lookup: opts.lookup ?? services.dnsLookup,
+      network: services.network,
     });
     if (res.status !== 200) return null;
     return parseOEmbed(JSON.parse(new TextDecoder('utf-8').decode(res.body)), res.url, pageUrl);
