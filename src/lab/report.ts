@@ -72,7 +72,7 @@ export interface LinkSummary {
   outcomes: Outcomes;
   /** Each 2xx attempt's latencyMs (duplicated copies left out). */
   latency: Distribution;
-  /** Per activity: from its first attempt leaving to its first 2xx arriving (t + latencyMs), retries and backoff included. */
+  /** Per activity: from its first attempt leaving (t − latencyMs) to its first 2xx answer (t), retries and backoff included. */
   firstDelivery: Distribution;
 }
 
@@ -161,6 +161,10 @@ export interface LabSummary {
   events: Record<string, Record<string, number>>;
   /** Per instance, `causeType→effectType` counts. */
   caused: Record<string, Record<string, number>>;
+  /** Per instance, activities queued for delivery, by type. */
+  queued: Record<string, Record<string, number>>;
+  /** Per instance, inbound activities applied by the inbox listener: ok, failed, and each failure (`type: error`) counted. */
+  applied: Record<string, { ok: number; failed: number; errors: Record<string, number> }>;
   /** Sorted by from, then to. */
   fetches: { from: string; to: string; ok: number; lost: number; partitioned: number; down: number; httpError: number; httpErrorByStatus: Record<string, number> }[];
   clockJumps: { t: string; from: string; to: string; jumpMs: number }[];
@@ -275,6 +279,8 @@ export function summarize(records: TraceRecord[]): LabSummary {
   const receivedByInstance = new Map<string, Map<string, number>>();
   const events = new Map<string, Map<string, number>>();
   const caused = new Map<string, Map<string, number>>();
+  const queued = new Map<string, Map<string, number>>();
+  const applied = new Map<string, { ok: number; failed: number; errors: Map<string, number> }>();
   const clockJumps: LabSummary['clockJumps'] = [];
   const faults: LabSummary['faults'] = [];
   // Timeline: the stretches of simulated time between clock jumps, and each attempt's time and class.
@@ -326,6 +332,19 @@ export function summarize(records: TraceRecord[]): LabSummary {
       case 'fault':
         faults.push({ t: r.t, fault: r.fault, detail: r.detail });
         break;
+      case 'queued':
+        bump(nested(queued, r.instance), r.type);
+        break;
+      case 'applied': {
+        const a = applied.get(r.instance) ?? { ok: 0, failed: 0, errors: new Map<string, number>() };
+        applied.set(r.instance, a);
+        if (r.ok) a.ok++;
+        else {
+          a.failed++;
+          bump(a.errors, `${r.type}: ${r.error ?? 'no message'}`);
+        }
+        break;
+      }
       case 'received': {
         bump(receivedByType, r.type);
         bump(nested(receivedByInstance, r.instance), r.type);
@@ -360,12 +379,13 @@ export function summarize(records: TraceRecord[]): LabSummary {
         sentByInstance.set(r.from, perInstance);
         if (!perInstance.has(r.type)) perInstance.set(r.type, new Set());
         perInstance.get(r.type)!.add(r.key);
-        // A delivery's `t` is when the attempt left its lane; it arrived latencyMs later.
+        // The network writes a delivery when its answer comes (or it fails): `t` is the answer's
+        // time, and the attempt left latencyMs before.
         let activity = link.activities.get(r.key);
-        if (!activity) link.activities.set(r.key, (activity = { firstMs: ms, deliveredMs: null }));
+        if (!activity) link.activities.set(r.key, (activity = { firstMs: ms - r.latencyMs, deliveredMs: null }));
         if (r.outcome === 'delivered') {
           link.latencies.push(r.latencyMs);
-          activity.deliveredMs ??= ms + r.latencyMs;
+          activity.deliveredMs ??= ms;
         }
         break;
       }
@@ -493,6 +513,8 @@ export function summarize(records: TraceRecord[]): LabSummary {
     activities: { byType, byInstance },
     events: sortedRecord(events, (m: Map<string, number>) => sortedRecord(m)),
     caused: sortedRecord(caused, (m: Map<string, number>) => sortedRecord(m)),
+    queued: sortedRecord(queued, (m: Map<string, number>) => sortedRecord(m)),
+    applied: sortedRecord(applied, (a: { ok: number; failed: number; errors: Map<string, number> }) => ({ ok: a.ok, failed: a.failed, errors: sortedRecord(a.errors) })),
     fetches: [...fetches.values()].sort((a, b) => byName(a.from, b.from) || byName(a.to, b.to)).map((f) => ({ ...f, httpErrorByStatus: sortedRecord(f.httpErrorByStatus) })),
     clockJumps,
     faults,
@@ -526,7 +548,7 @@ export class TraceError extends Error {
   }
 }
 
-type Check = 'string' | 'string|null' | 'number' | 'number|null' | 'boolean' | 'time' | 'instances' | readonly string[];
+type Check = 'string' | 'string|null' | 'number' | 'number|null' | 'boolean' | 'time' | 'instances' | 'count|followers' | readonly string[];
 
 /** Each kind's fields and what they hold (trace-format.ts). A field marked optional is `?`-suffixed. */
 const FIELDS: Record<TraceKind, Record<string, Check>> = {
@@ -548,6 +570,8 @@ const FIELDS: Record<TraceKind, Record<string, Check>> = {
   fetch: { from: 'string', to: 'string', url: 'string', outcome: ['ok', 'http-error', 'lost', 'partitioned', 'down'], status: 'number|null' },
   received: { instance: 'string', from: 'string', id: 'string|null', key: 'string', type: 'string' },
   caused: { instance: 'string', cause: 'string', causeType: 'string', effect: 'string', effectType: 'string' },
+  queued: { instance: 'string', id: 'string', type: 'string', inboxes: 'count|followers' },
+  applied: { instance: 'string', id: 'string|null', type: 'string', ok: 'boolean', 'error?': 'string' },
   clock: { from: 'time', to: 'time' },
   fault: { fault: ['partition', 'heal', 'crash', 'restart', 'link'], detail: 'string' },
   assertion: { line: 'number', assertion: 'string', ok: 'boolean', convergedMs: 'number|null', detail: 'string' },
@@ -571,6 +595,8 @@ function fits(value: unknown, check: Check): boolean {
       return typeof value === 'boolean';
     case 'time':
       return typeof value === 'string' && ISO_TIME.test(value) && !Number.isNaN(Date.parse(value));
+    case 'count|followers':
+      return value === 'followers' || (typeof value === 'number' && Number.isInteger(value) && value >= 0);
     case 'instances':
       return Array.isArray(value) && value.every((i) => i && typeof i === 'object' && typeof i.name === 'string' && typeof i.software === 'string');
   }
@@ -580,7 +606,7 @@ function fits(value: unknown, check: Check): boolean {
 function describeCheck(check: Check): string {
   if (Array.isArray(check)) return `one of ${check.join(', ')}`;
   return (
-    { string: 'a string', 'string|null': 'a string or null', number: 'a number', 'number|null': 'a number or null', boolean: 'true or false', time: 'an ISO 8601 time', instances: 'a list of {name, software}' } as Record<string, string>
+    { string: 'a string', 'string|null': 'a string or null', number: 'a number', 'number|null': 'a number or null', boolean: 'true or false', time: 'an ISO 8601 time', 'count|followers': 'a count or "followers"', instances: 'a list of {name, software}' } as Record<string, string>
   )[check as string]!;
 }
 

@@ -512,7 +512,11 @@ ${folded(
 
   const eventRows = Object.entries(s.events).flatMap(([inst, m]) => Object.entries(m).map(([e, n]) => [inst, e, n] as HtmlValue[]));
   const causedRows = Object.entries(s.caused).flatMap(([inst, m]) => Object.entries(m).map(([e, n]) => [inst, e, n] as HtmlValue[]));
+  const appliedRows = Object.entries(s.applied).map(([inst, x]) => [inst, x.ok, x.failed, Object.entries(x.errors).map(([e, n]) => `${e} (×${n})`).join('; ')] as HtmlValue[]);
+  const queuedRows = Object.entries(s.queued).flatMap(([inst, m]) => Object.entries(m).map(([t, n]) => [inst, t, n] as HtmlValue[]));
   const events = html`<section aria-labelledby="h-events"><h2 id="h-events">Events per instance</h2>
+${queuedRows.length ? folded('Activities queued for delivery', table('Activities queued for delivery per instance', ['Instance', 'Type', 'count'], queuedRows, [false, false, true]), queuedRows.length, 30) : ''}
+${appliedRows.length ? folded('Inbound activities applied', table('Inbound activities applied per instance', ['Instance', 'applied', 'failed', 'Failures'], appliedRows, [false, true, true, false]), appliedRows.length, 30) : ''}
 ${eventRows.length ? folded('Events per instance', table('Facts committed per instance', ['Instance', 'Event', 'count'], eventRows, [false, false, true]), eventRows.length, 30) : html`<p>None.</p>`}
 ${causedRows.length ? folded('Caused activities', table('Outbound activities caused by inbound ones', ['Instance', 'Inbound → outbound', 'count'], causedRows, [false, false, true]), causedRows.length, 30) : ''}
 </section>`;

@@ -41,7 +41,7 @@ describe('summarize', () => {
         { name: 'gamma.test', software: 'mastodon' },
       ],
       complete: true,
-      records: 76,
+      records: 80,
       start: '2026-01-01T00:00:00.000Z',
       end: '2026-01-02T00:04:41.200Z',
       simulatedMs: 86_681_200,
@@ -95,16 +95,17 @@ describe('summarize', () => {
   it("first delivery: from an activity's first attempt to its first 2xx arriving, retries and clock jumps included", () => {
     const first = Object.fromEntries(s.links.map((l) => [`${l.from}>${l.to}`, [l.firstDelivery.min, l.firstDelivery.max]]));
     expect(first).toEqual({
-      // update:poll:2 first went down at 00:04:25.000 on day 1, then arrived 65 ms after 00:04:40.020 on day 2.
-      'alpha.test>beta.test': [35, 86_415_085],
-      'alpha.test>gamma.test': [150, 86_415_150],
+      // A delivery record is written at its answer: the attempt left latencyMs before `t`.
+      // update:poll:2 first found beta down at 00:04:25.000 on day 1, then was answered at 00:04:40.020 on day 2.
+      'alpha.test>beta.test': [35, 86_415_020],
+      'alpha.test>gamma.test': [150, 86_415_020],
       'beta.test>alpha.test': [40, 70],
-      // The Announce: a 503 at 00:03:20.020, then delivered at 00:03:50.020 in 90 ms.
-      'beta.test>gamma.test': [30_090, 30_090],
-      // carol's vote: partitioned at 00:00:05.010, delivered at 00:04:10.010 in 110 ms (the 3-minute jump in between).
-      'gamma.test>alpha.test': [120, 245_110],
+      // The Announce: left at 00:03:19.720 (a 503 answered 300 ms later), delivered at 00:03:50.020.
+      'beta.test>gamma.test': [30_300, 30_300],
+      // carol's vote: partitioned at 00:00:05.010, delivered at 00:04:10.010 (the 3-minute jump in between).
+      'gamma.test>alpha.test': [120, 245_000],
     });
-    expect(pick(s.deliveries.firstDelivery, ['count', 'p50', 'p90', 'max'])).toEqual({ count: 14, p50: 120, p90: 86_415_085, max: 86_415_150 });
+    expect(pick(s.deliveries.firstDelivery, ['count', 'p50', 'p90', 'max'])).toEqual({ count: 14, p50: 120, p90: 86_415_020, max: 86_415_020 });
   });
 
   it('activities per type and instance, events, causes, fetches', () => {
@@ -126,6 +127,11 @@ describe('summarize', () => {
       'beta.test': { 'follow.requested': 1, 'poll.voted': 1, 'status.reblogged': 1 },
     });
     expect(s.caused).toEqual({ 'alpha.test': { 'Follow→Accept': 2 } });
+    expect(s.queued).toEqual({ 'alpha.test': { Create: 1 }, 'beta.test': { Follow: 1 } });
+    expect(s.applied).toEqual({
+      'alpha.test': { ok: 1, failed: 0, errors: {} },
+      'gamma.test': { ok: 0, failed: 1, errors: { 'Announce: the boosted status is not known yet': 1 } },
+    });
     expect(s.fetches).toEqual([{ from: 'gamma.test', to: 'alpha.test', ok: 1, lost: 0, partitioned: 1, down: 0, httpError: 0, httpErrorByStatus: {} }]);
   });
 
@@ -185,7 +191,7 @@ describe('summarize', () => {
     const keysSorted = (v: unknown): boolean =>
       Array.isArray(v) ? v.every(keysSorted) : v && typeof v === 'object' ? Object.keys(v).join('\n') === Object.keys(v).sort().join('\n') && Object.values(v).every(keysSorted) : true;
     expect(keysSorted(JSON.parse(json))).toBe(true);
-    expect(Object.keys(JSON.parse(json)).slice(0, 4)).toEqual(['activities', 'assertions', 'caused', 'clockJumps']);
+    expect(Object.keys(JSON.parse(json)).slice(0, 4)).toEqual(['activities', 'applied', 'assertions', 'caused']);
     // The same run again: other wall-clock times, the same summary but for run.wall*.
     const again = (await readTrace(FIXTURE)).map((r, i) => ({ ...r, wall: new Date(Date.UTC(2026, 11, 1) + i * 7).toISOString() }));
     const other = summarize(again);
@@ -253,7 +259,7 @@ describe('readTrace', () => {
     const file = path.join(tmp, 'blank.jsonl');
     const lines = (await readFile(FIXTURE, 'utf8')).trimEnd().split('\n');
     await writeFile(file, `${lines.slice(0, 3).join('\n')}\n\n${lines[3]}\n`);
-    expect((await readTrace(file)).map((r) => r.kind)).toEqual(['run.start', 'step', 'event', 'delivery']);
+    expect((await readTrace(file)).map((r) => r.kind)).toEqual(['run.start', 'step', 'event', 'queued']);
   });
 
   it('names the line of a record that is not one, and why', async () => {
@@ -264,6 +270,7 @@ describe('readTrace', () => {
       ['{"t":"2026-01-01T00:00:01.000Z","wall":"2026-11-28T10:00:00.000Z","kind":"gossip"}', /: line 3: unknown kind "gossip"$/],
       ['{"t":"yesterday","wall":"2026-11-28T10:00:00.000Z","kind":"event","instance":"a","event":"e"}', /: line 3: event: t must be an ISO 8601 time$/],
       ['{"t":"2026-01-01T00:00:01.000Z","wall":"2026-11-28T10:00:00.000Z","kind":"event","instance":"a"}', /: line 3: event: event is missing$/],
+      ['{"t":"2026-01-01T00:00:01.000Z","wall":"2026-11-28T10:00:00.000Z","kind":"queued","instance":"a","id":"i","type":"Create","inboxes":"all"}', /: line 3: queued: inboxes must be a count or "followers"$/],
       [
         '{"t":"2026-01-01T00:00:01.000Z","wall":"2026-11-28T10:00:00.000Z","kind":"delivery","from":"a","to":"b","inbox":"i","id":null,"key":"k","type":"Create","outcome":"exploded","status":null,"latencyMs":1,"attempt":1}',
         /: line 3: delivery: outcome must be one of delivered, http-error, lost, partitioned, down, duplicated$/,
