@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `roost` command: start, migrate, accounts, roles, domains, ip-blocks, email-domains, emojis, reports, audit, webhooks, blocklists, deliveries. Run it as `npx roost …` or `npm run roost -- …`
+ * The `roost` command: start, migrate, accounts, roles, domains, ip-blocks, email-domains, emojis, reports, audit, webhooks, blocklists, deliveries, lab. Run it as `npx roost …` or `npm run roost -- …`
  * from the checkout. `--help` works at every level; a mistyped option prints the command's usage.
  */
 import './node-version.mjs'; // first: refuses an old Node before anything else loads
@@ -706,6 +706,32 @@ const COMMANDS: Record<string, CliCommand> = {
       } satisfies CliCommand,
     ]),
   ),
+  'lab report': {
+    usage: 'lab report TRACE [--out DIR]',
+    summary:
+      "summarise a federation lab run from its trace (JSON Lines): writes NAME.report.html (plots, no\n" +
+      'network needed to view it) and NAME.summary.json beside the trace, or into DIR; needs no database',
+    options: { out: { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost lab report: give exactly one TRACE file', 'lab report');
+      // Loaded here, not at the top: the report reads a file and writes two, and opens no database.
+      const { writeReport, TraceError } = await import('./lab/report.ts');
+      const trace = positionals[0]!;
+      let written: Awaited<ReturnType<typeof writeReport>>;
+      try {
+        written = await writeReport(trace, typeof values.out === 'string' ? values.out : undefined);
+      } catch (e) {
+        if (e instanceof TraceError) throw new RoostError(422, `lab report: ${e.message}`);
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') throw new RoostError(422, `lab report: ${(e as Error).message}`);
+        throw e;
+      }
+      const a = written.summary.assertions;
+      out(`OK: ${a.passed} of ${a.passed + a.failed} assertion(s) passed, ${written.summary.deliveries.attempts} delivery attempt(s)`);
+      out(written.html);
+      out(written.json);
+    },
+  },
   'emojis add': {
     usage: 'emojis add SHORTCODE FILE [--category NAME] [--unlisted]',
     summary: 'add a custom emoji (:SHORTCODE:) from a PNG, GIF or WebP file of at most 256 KB;\n--unlisted keeps it out of the picker (it still renders)',
