@@ -254,28 +254,35 @@ export class Lab {
   async drain(deadlineWallMs = 120_000): Promise<number | null> {
     const started = performance.now();
     let quiet = 0;
+    let stuck = 0;
+    let last = '';
     for (;;) {
       const moved = this.network.releaseDue() + this.runDueTimers();
       const stats = (await Promise.all([...this.instances.values()].map((i) => this.jobStats(i)))).filter((s): s is JobStats => s !== null);
-      const busyJobs = stats.some((s) => s.ready > 0 || s.running > s.runningDeliveries);
+      const working = stats.some((s) => s.running > s.runningDeliveries);
+      const ready = stats.reduce((n, s) => n + s.ready, 0);
       const waitingDeliveries = stats.reduce((n, s) => n + s.runningDeliveries, 0);
-      const idle =
-        moved === 0 &&
-        !busyJobs &&
-        this.network.activeCount === 0 &&
-        this.timersRunning === 0 &&
-        (waitingDeliveries === 0 || this.network.heldCount > 0);
-      if (idle) {
-        // Twice in a row, a few ms apart: a job's commit and its follower's enqueue are not one instant.
-        if (++quiet >= 3) {
-          const dues = [this.network.nextDue(), ...stats.map((s) => s.next), ...this.timers.map((t) => t.at)].filter((d): d is number => d !== null);
+      const held = this.network.heldCount;
+      const calm = moved === 0 && !working && this.network.activeCount === 0 && this.timersRunning === 0 && (waitingDeliveries === 0 || held > 0);
+      // Ready jobs nobody claims while every worker of their lane waits on a held request: they
+      // wait for the clock too (seen unchanged for a while, so a worker that is merely slow to
+      // claim is not mistaken for one that cannot).
+      const now = `${JSON.stringify(stats)}|${held}`;
+      stuck = calm && ready > 0 && held > 0 && now === last ? stuck + 1 : 0;
+      last = now;
+      if (calm && (ready === 0 || stuck >= 25)) {
+        // A few times in a row, a few ms apart: a job's commit and its follower's enqueue are not one instant.
+        if (++quiet >= 3 || stuck >= 25) {
+          const dues = [this.network.nextDue(), ...(ready > 0 ? [] : stats.map((s) => s.next)), ...this.timers.map((t) => t.at)].filter(
+            (d): d is number => d !== null,
+          );
           return dues.length ? Math.min(...dues) : null;
         }
       } else quiet = 0;
       if (performance.now() - started > deadlineWallMs) {
-        throw new Error(`the lab did not settle within ${Math.round(deadlineWallMs / 1000)} s of wall time (jobs: ${JSON.stringify(stats)})`);
+        throw new Error(`the lab did not settle within ${Math.round(deadlineWallMs / 1000)} s of wall time (jobs: ${JSON.stringify(stats)}, held: ${held})`);
       }
-      await sleep(quiet > 0 ? 4 : 8);
+      await sleep(quiet > 0 || stuck > 0 ? 4 : 8);
     }
   }
 
