@@ -25,6 +25,7 @@ import { loopbackHost, VirtualNetwork } from './network.ts';
 import type { InstanceSpec, Scenario } from './scenario-types.ts';
 import type { TraceWriter } from './trace.ts';
 import type { NetworkHost, PeerContext } from './network-types.ts';
+import { createPeer } from './peers/index.ts';
 
 /** What the lab needs of a light peer (src/lab/peers/). */
 export interface LabPeerLike extends NetworkHost {
@@ -50,6 +51,7 @@ export interface LabOptions {
   databaseUrl?: string;
   /** Where the instances' data directories (and the embedded server) live; removed on close. */
   workDir: string;
+  /** Makes a light peer (default: src/lab/peers/, on the lab's http origins). */
   createPeer?: PeerFactory;
   /** Connections each instance may open (small: many instances share one server). */
   poolMax?: number;
@@ -156,10 +158,10 @@ export class Lab {
           await createDomainBlock(instance.roost!.services, { domain: block.domain, severity: block.severity }, 'operator');
         }
       } else {
-        if (!this.opts.createPeer) throw new Error(`${spec.name}: light peers (${spec.software}) are not available in this build`);
+        const make: PeerFactory = this.opts.createPeer ?? ((name, software, ctx) => createPeer(name, software, ctx, { origin: `http://${name}` }));
         const peerSeed = spec.name;
         let n = 0;
-        const peer = this.opts.createPeer(spec.name, spec.software, {
+        const peer = make(spec.name, spec.software, {
           clock: this.clock,
           send: this.network.sender(spec.name),
           schedule: (at, fn) => this.schedule(at, fn),
