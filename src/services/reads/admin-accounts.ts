@@ -245,12 +245,28 @@ export interface AdminAccountList {
  */
 export async function loadAdminAccountList(services: Services, f: AdminAccountFilter, p: PageParams): Promise<AdminAccountList> {
   const q = pageQuery(f, p);
-  const rows = await services.db.sql.query<Row>(
-    `with page as (${q.sql}), page_ids as (select coalesce(array_agg(id), '{}') as ids from page)
-     ${adminPageSql('(select ids from page_ids)::bigint[]', 'false')}`,
-    q.params,
-  );
+  const text = `with page as (${q.sql}), page_ids as (select coalesce(array_agg(id), '{}') as ids from page)
+     ${adminPageSql('(select ids from page_ids)::bigint[]', 'false')}`;
+  const rows = await services.db.sql.query<Row>(namedIfFew(text), q.params);
   return adminAccountListFromRows(services, rows);
+}
+
+/** How many list shapes (texts) one process sends as named statements. */
+export const NAMED_LIST_SHAPES = 16;
+const namedShapes = new Set<string>();
+
+/**
+ * The list's text is one of many shapes (each filter given adds a clause; the values are
+ * parameters). Parsing and planning it cost as much as running it, so it is a named prepared
+ * statement (db/prepared.ts) for the first NAMED_LIST_SHAPES shapes this process sends (a
+ * moderator's usual few) and unnamed beyond: no mix of filters can use up the process's names.
+ */
+function namedIfFew(text: string): string {
+  if (!namedShapes.has(text)) {
+    if (namedShapes.size >= NAMED_LIST_SHAPES) return text;
+    namedShapes.add(text);
+  }
+  return prepared(text);
 }
 
 /** The page from loadAdminAccountList's rows (apart so the bench can time it without the statement). */
