@@ -10,7 +10,7 @@ import { RoostError } from '../lib/errors.ts';
 import { anyScopeSatisfied } from '../lib/scopes.ts';
 import { viewerForToken, type Viewer } from '../services/tokens.ts';
 import type { Account, User } from '../db/entities/index.ts';
-import { roleCan, type Permission } from '../services/reads/roles.ts';
+import { rolePermits, type Permission } from '../services/reads/roles.ts';
 
 export type UserViewer = Viewer & { user: User; account: Account };
 
@@ -95,12 +95,13 @@ export async function requireUser(
  * be valid (401) and carry one of `scopes` (403 "This action is outside the authorized scopes");
  * then the caller must be a user whose role has `permission` (Mastodon's Pundit policies: Owner and
  * Admin have every permission; the Moderator role as seeded has not "manage federation"). No
- * token, an app's token, or a role without it: 403 "This action is not allowed".
+ * token, an app's token, or a role without it: 403 "This action is not allowed". The role's bits
+ * come with the viewer (the token's one statement), so the check sends none of its own.
  */
 export async function requirePermission(services: Services, ctx: RequestContext, scopes: readonly string[], permission: Permission): Promise<UserViewer> {
   const viewer = await authorizeIfGotToken(services, ctx, scopes);
   if (!viewer?.user || !viewer.account) throw new RoostError(403, 'This action is not allowed');
   const user = await requireUser(services, ctx, scopes);
-  if (!(await roleCan(services, user.user.roleId ?? null, permission))) throw new RoostError(403, 'This action is not allowed');
+  if (!rolePermits(user.rolePermissions, permission)) throw new RoostError(403, 'This action is not allowed');
   return user;
 }

@@ -156,6 +156,11 @@ export async function updateRole(services: Services, by: RoleActor, id: string, 
       await logAdminAction(services, sql, { actorAccountId: by?.accountId ?? null, action: 'update', targetType: 'UserRole', targetId: id, humanIdentifier: row!.name });
       return row!;
     })
+    .then((row) => {
+      // Cached viewers carry their role's permission bits (reads/viewer.ts): the new ones count now.
+      forgetViewer(services);
+      return row;
+    })
     .catch(uniqueName);
 }
 

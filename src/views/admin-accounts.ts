@@ -5,7 +5,7 @@
  * Used by the admin accounts routes and by the admin reports (their `account` / `target_account`).
  */
 import type { Services } from '../context.ts';
-import { loadAdminAccountList, loadAdminAccounts, type AdminAccountFacts, type AdminAccountFilter } from '../services/reads/admin-accounts.ts';
+import { loadAdminAccountList, loadAdminAccounts, type AdminAccountFacts, type AdminAccountFilter, type AdminAccountList } from '../services/reads/admin-accounts.ts';
 import type { PageParams } from '../services/reads/page.ts';
 import type { AccountPage } from '../services/reads/accounts.ts';
 import { serializeAccount } from '../serializers/account.ts';
@@ -38,7 +38,11 @@ function render(ids: readonly string[], facts: Map<string, AdminAccountFacts>, p
 
 /** A page of the admin list (Mastodon's AccountFilter), rendered: the page and its accounts in one statement. Newest first. */
 export async function adminAccountListViews(services: Services, filter: AdminAccountFilter, p: PageParams): Promise<{ ids: string[]; accounts: AdminAccountJson[] }> {
-  const { ids, facts, page } = await loadAdminAccountList(services, filter, p);
+  return renderAdminAccountList(await loadAdminAccountList(services, filter, p));
+}
+
+/** The loaded page rendered, newest first (pure: the bench times it alone). */
+export function renderAdminAccountList({ ids, facts, page }: AdminAccountList): { ids: string[]; accounts: AdminAccountJson[] } {
   const views = render(ids, facts, page);
   return { ids, accounts: ids.flatMap((id) => views.get(id) ?? []) };
 }

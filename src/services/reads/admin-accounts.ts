@@ -232,21 +232,45 @@ function newestFirstIds(ids: string[]): string[] {
   return ids.sort((x, y) => (BigInt(y) > BigInt(x) ? 1 : BigInt(y) < BigInt(x) ? -1 : 0));
 }
 
+/** What the admin list's page reads: the ids newest first, their facts and their Account page. */
+export interface AdminAccountList {
+  ids: string[];
+  facts: Map<string, AdminAccountFacts>;
+  page: AccountPage;
+}
+
 /**
  * The admin list's page whole in ONE statement: the page of ids (as adminAccountPage) and, for
  * them, what loadAdminAccounts reads. The ids newest first, the facts and the Account page.
  */
-export async function loadAdminAccountList(
-  services: Services,
-  f: AdminAccountFilter,
-  p: PageParams,
-): Promise<{ ids: string[]; facts: Map<string, AdminAccountFacts>; page: AccountPage }> {
+export async function loadAdminAccountList(services: Services, f: AdminAccountFilter, p: PageParams): Promise<AdminAccountList> {
   const q = pageQuery(f, p);
-  const rows = await services.db.sql.query<Row>(
-    `with page as (${q.sql}), page_ids as (select coalesce(array_agg(id), '{}') as ids from page)
-     ${adminPageSql('(select ids from page_ids)::bigint[]', 'false')}`,
-    q.params,
-  );
+  const text = `with page as (${q.sql}), page_ids as (select coalesce(array_agg(id), '{}') as ids from page)
+     ${adminPageSql('(select ids from page_ids)::bigint[]', 'false')}`;
+  const rows = await services.db.sql.query<Row>(namedIfFew(text), q.params);
+  return adminAccountListFromRows(services, rows);
+}
+
+/** How many list shapes (texts) one process sends as named statements. */
+export const NAMED_LIST_SHAPES = 16;
+const namedShapes = new Set<string>();
+
+/**
+ * The list's text is one of many shapes (each filter given adds a clause; the values are
+ * parameters). Parsing and planning it cost as much as running it, so it is a named prepared
+ * statement (db/prepared.ts) for the first NAMED_LIST_SHAPES shapes this process sends (a
+ * moderator's usual few) and unnamed beyond: no mix of filters can use up the process's names.
+ */
+function namedIfFew(text: string): string {
+  if (!namedShapes.has(text)) {
+    if (namedShapes.size >= NAMED_LIST_SHAPES) return text;
+    namedShapes.add(text);
+  }
+  return prepared(text);
+}
+
+/** The page from loadAdminAccountList's rows (apart so the bench can time it without the statement). */
+export async function adminAccountListFromRows(services: Services, rows: readonly Row[]): Promise<AdminAccountList> {
   const facts = new Map<string, AdminAccountFacts>();
   for (const r of rows) if (r.in_page) facts.set(r.id as string, factsFromRow(r));
   const ids = newestFirstIds([...facts.keys()]);

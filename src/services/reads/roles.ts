@@ -1,6 +1,7 @@
 /**
  * What a user's role allows (Mastodon's UserRole#can?): the role's permission bits, every one for
- * an administrator, plus what the implicit "everyone" role grants. One indexed statement.
+ * an administrator, plus what the implicit "everyone" role grants. The bits come with the
+ * authenticated viewer (reads/viewer.ts reads them in the token's statement).
  */
 import type { Services } from '../../context.ts';
 import { PERMISSIONS } from '../../db/entities/index.ts';
@@ -10,12 +11,9 @@ export type Permission = keyof typeof PERMISSIONS;
 /** What every user may do without a role (Mastodon's "everyone" role): invite users. */
 const EVERYONE = PERMISSIONS.inviteUsers;
 
-export async function roleCan(services: Services, roleId: string | null, permission: Permission): Promise<boolean> {
-  let bits = EVERYONE;
-  if (roleId !== null) {
-    const [row] = await services.db.sql.query<{ permissions: string }>(`select permissions::text as permissions from user_roles where id = $1`, [roleId]);
-    if (row) bits |= BigInt(row.permissions);
-  }
+/** Whether a role with `rolePermissions` (user_roles.permissions as text; null: no role) has `permission`. */
+export function rolePermits(rolePermissions: string | null, permission: Permission): boolean {
+  const bits = EVERYONE | (rolePermissions === null ? 0n : BigInt(rolePermissions));
   return (bits & PERMISSIONS.administrator) !== 0n || (bits & PERMISSIONS[permission]) !== 0n;
 }
 

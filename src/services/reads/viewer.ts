@@ -1,10 +1,13 @@
 /**
- * Authentication's read: a bearer token → the token, its user and the user's account, in one
- * indexed statement (oauth_access_tokens.token_hash is unique), cached briefly per instance.
+ * Authentication's read: a bearer token → the token, its user, the user's account and the
+ * permission bits of the user's role, in one indexed statement (oauth_access_tokens.token_hash is
+ * unique), cached briefly per instance. The role's bits ride along so that an admin route's
+ * permission check (api/auth.ts requirePermission) costs no round trip of its own.
  *
- * The cache holds a viewer for VIEWER_CACHE_TTL_MS. A revoke in this process forgets the token at
- * once (forgetViewer); another process sharing the database sees it within the TTL, as it sees a
- * disabled user or a suspended account. Routes use the viewer's ids and flags only: its rows may
+ * The cache holds a viewer for VIEWER_CACHE_TTL_MS. A revoke, a role given or taken, or a role's
+ * permissions changed in this process forgets cached viewers at once (forgetViewer); another
+ * process sharing the database sees it within the TTL, as it sees a disabled user or a suspended
+ * account. Routes use the viewer's ids and flags only: its rows may
  * be that old (verify_credentials and preferences read the account afresh).
  */
 import { createHash } from 'node:crypto';
@@ -21,6 +24,8 @@ export interface Viewer {
   /** Null for client-credentials tokens (an app acting for nobody). */
   user: User | null;
   account: Account | null;
+  /** The permission bits of the user's role (a decimal string, as user_roles.permissions); null without a role or a user. */
+  rolePermissions: string | null;
 }
 
 /**
@@ -105,12 +110,13 @@ export function forgetViewer(services: Services, tokenHash?: string): void {
   if (tokenHash !== undefined) knownTokens.get(services)?.delete(tokenHash);
 }
 
-/** {@link loadViewer}'s statement: the token, its user and account. */
+/** {@link loadViewer}'s statement: the token, its user and account, the user's role's permissions. */
 const VIEWER_SQL = prepared(
-  `select ${tokenColumns('t', 't_')}, ${userColumns('u', 'u_')}, ${accountColumns('a', 'a_')}
+  `select ${tokenColumns('t', 't_')}, ${userColumns('u', 'u_')}, ${accountColumns('a', 'a_')}, r.permissions::text as r_permissions
        from oauth_access_tokens t
        left join users u on u.id = t.user_id
        left join accounts a on a.id = u.account_id
+       left join user_roles r on r.id = u.role_id
       where t.token_hash = $1`,
 );
 
@@ -143,7 +149,7 @@ async function resolveViewer(services: Services, row: Record<string, unknown> | 
       await recordTokenUse(services, token.id, user.id, now);
     }
   }
-  return { token, scopes: parseScopes(token.scopes), user, account };
+  return { token, scopes: parseScopes(token.scopes), user, account, rolePermissions: user ? ((row.r_permissions as string | null) ?? null) : null };
 }
 
 async function recordTokenUse(services: Services, tokenId: string, userId: string, now: Date): Promise<void> {
