@@ -15,6 +15,9 @@
 // ('Status number <g> kw<g % 1000> cw<g % 100>') and every account indexable; the searcher is one
 // of its readers. BENCH_TL_STATUSES / BENCH_TL_ACCOUNTS scale it down; BENCH_SEARCH_QUERIES
 // (default 200) requests per word kind and side; BENCH_SEARCH_EXPLAIN=1 prints the statement's plans.
+// BENCH_SEARCH_KEEP=1 keeps the seeded database (its name is printed); BENCH_SEARCH_REUSE=<name>
+// runs on such a kept database (same sizes) without seeding or dropping it, so tries of a change
+// do not pay the seed's minutes each.
 // ROOST_BENCH_DATABASE_URL as for the others.
 
 import { randomBytes } from 'node:crypto';
@@ -45,20 +48,25 @@ function words(kind: 'rare' | 'medium' | 'common', i: number): string {
 export async function main(_args: string[]): Promise<number> {
   const dbServer = await benchServer();
   console.log(`database: ${dbServer.label}`);
-  const name = `roost_bench_search_${randomBytes(4).toString('hex')}`;
+  const reuse = process.env.BENCH_SEARCH_REUSE && /^roost_bench_search_[0-9a-f]{8}$/.test(process.env.BENCH_SEARCH_REUSE) ? process.env.BENCH_SEARCH_REUSE : null;
+  const keep = reuse !== null || process.env.BENCH_SEARCH_KEEP === '1';
+  const name = reuse ?? `roost_bench_search_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: dbServer.url });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  if (!reuse) await admin.query(`create database ${name}`);
   const u = new URL(dbServer.url);
   u.pathname = `/${name}`;
   const url = u.toString();
   try {
     const t0 = performance.now();
-    await seed(url, (s) => console.log(s), { text: `'Status number ' || g || ' kw' || (g % 1000) || ' cw' || (g % 100)` });
     const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`update accounts set indexable = true`);
+    if (!reuse) {
+      await seed(url, (s) => console.log(s), { text: `'Status number ' || g || ' kw' || (g % 1000) || ' cw' || (g % 100)` });
+      await c.connect();
+      await c.query(`update accounts set indexable = true`);
+    } else await c.connect();
     await c.query('analyze');
+    if (keep) console.log(`  database ${name} is kept (BENCH_SEARCH_REUSE=${name} runs on it again)`);
     const server = await c.query('show server_version');
     const load = (await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(
@@ -152,7 +160,7 @@ export async function main(_args: string[]): Promise<number> {
     await c.end();
     return 0;
   } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
+    if (!keep) await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
     await dbServer.stop();
   }
