@@ -205,16 +205,21 @@ export async function searchTagIds(services: Services, q: string, limit: number,
 /**
  * A status or an account known here by a pasted link: a status by its URI (or, for one of ours,
  * its page `/@user/:id`), an account by its URI or profile URL. No fetching; one statement.
+ * A remote status's page link (`/@user/:id`) finds it too when its URI is the usual
+ * `/users/user/statuses/:id` beside it and its stored URL is the link (Mastodon's guess, as
+ * ResolveURLService: statuses.url has no index): a followers-only post cannot be fetched again, so
+ * this is how a follower who pastes its link finds it.
  */
 export async function knownByUrl(services: Services, url: string): Promise<{ statusId: string | null; accountId: string | null }> {
   const u = new URL(url);
   const ours = u.origin === new URL(services.config.publicUrl).origin;
-  const localId = ours ? /^\/@[^/]+\/(\d{1,19})$/.exec(u.pathname)?.[1] ?? null : null;
+  const page = /^\/@([^/@]+)\/(\d{1,19})$/.exec(u.pathname);
+  const localId = ours ? page?.[2] ?? null : null;
+  const guessedUri = !ours && page ? `${u.origin}/users/${page[1]}/statuses/${page[2]}` : null;
   const [row] = await services.db.sql.query<{ status_id: string | null; account_id: string | null }>(
-    `select (select s.id::text from statuses s where (s.uri = $1 or s.id = $2::bigint) and s.deleted_at is null and s.reblog_of_id is null limit 1) as status_id,
+    `select (select s.id::text from statuses s where (s.uri = $1 or s.id = $2::bigint or (s.uri = $3 and s.url = $1)) and s.deleted_at is null and s.reblog_of_id is null limit 1) as status_id,
             (select a.id::text from accounts a where (a.uri = $1 or a.url = $1) and a.suspended_at is null limit 1) as account_id`,
-    [url, localId !== null && isId(localId) ? localId : null],
+    [url, localId !== null && isId(localId) ? localId : null, guessedUri],
   );
   return { statusId: row?.status_id ?? null, accountId: row?.account_id ?? null };
 }
-
