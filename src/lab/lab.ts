@@ -196,6 +196,7 @@ export class Lab {
   async crash(name: string): Promise<void> {
     const instance = this.instance(name);
     this.network.setDown(name, true);
+    this.network.abortHeld(name);
     const roost = instance.roost;
     instance.roost = null;
     await roost?.close();
@@ -288,6 +289,29 @@ export class Lab {
     }
   }
 
+  /**
+   * Waits for work that itself waits on the network (a light peer's delivery, held until it
+   * arrives): while it is pending and the lab is otherwise done, the clock moves to the next held
+   * arrival. Only arrivals: a timer hours away is not a reason to move while a step is under way.
+   */
+  async settleWhile<T>(work: Promise<T>): Promise<T> {
+    let done = false;
+    const watched = work.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      await this.drain();
+      if (done) break;
+      const next = this.network.nextDue();
+      if (next === null) {
+        await Promise.race([watched.catch(() => undefined), sleep(5)]);
+        continue;
+      }
+      await this.jump(Math.max(next, this.clock.now().getTime()));
+    }
+    return watched;
+  }
+
   /** Moves the clock to `to`, the leases of running jobs with it. */
   private async jump(to: number): Promise<void> {
     const from = this.clock.now().getTime();
@@ -362,12 +386,14 @@ export class Lab {
   }
 
   private async stopQuietly(instance: LabInstance): Promise<void> {
+    this.network.abortHeld(instance.name);
     const roost = instance.roost;
     instance.roost = null;
     await roost?.close();
   }
 
   async close(): Promise<void> {
+    this.network.abortHeld();
     for (const i of this.instances.values()) {
       const roost = i.roost;
       i.roost = null;

@@ -45,7 +45,9 @@ export class NetworkError extends Error {
 interface Held {
   due: number;
   seq: number;
+  from: string;
   release: () => void;
+  abort: (error: Error) => void;
 }
 
 /** A full Roost reached on its loopback listener, the Host header naming it. */
@@ -116,6 +118,7 @@ export class VirtualNetwork {
   private groups: Map<string, number> | null = null;
   private readonly held: Held[] = [];
   private seq = 0;
+  private closed = false;
   /** Requests a host is answering now (released from the hold or not held). */
   private active = 0;
   private readonly attempts = new Map<string, number>();
@@ -225,9 +228,24 @@ export class VirtualNetwork {
     return Math.max(0, Math.round(spec.latencyMs + jitter));
   }
 
-  private hold(due: number): Promise<void> {
+  private hold(from: string, due: number): Promise<void> {
+    // A stopped sender (crashed, or the lab closing) waits for nothing.
+    if (this.closed || this.down.has(from)) return Promise.reject(new NetworkError('ECONNRESET', `the request was cut: ${from} stopped`));
     if (due <= this.opts.clock.now().getTime()) return Promise.resolve();
-    return new Promise((resolve) => this.held.push({ due, seq: this.seq++, release: resolve }));
+    return new Promise((resolve, reject) => this.held.push({ due, seq: this.seq++, from, release: resolve, abort: reject }));
+  }
+
+  /**
+   * Fails the held requests of `from` (a host that stops: its senders must not wait for a clock
+   * that will not move for them), or of every host when the lab closes.
+   */
+  abortHeld(from?: string): void {
+    if (from === undefined) this.closed = true;
+    for (const h of [...this.held]) {
+      if (from !== undefined && h.from !== from) continue;
+      this.held.splice(this.held.indexOf(h), 1);
+      h.abort(new NetworkError('ECONNRESET', `the request was cut: ${from ?? 'the lab'} stopped`));
+    }
   }
 
   private async answer(host: NetworkHost, req: WireRequest): Promise<WireResponse> {
@@ -280,7 +298,7 @@ export class VirtualNetwork {
     const total = base + reordered + spec.slowMs;
 
     if (spec.loss > 0 && d('loss') < spec.loss) {
-      if (isPost) await this.hold(now + total);
+      if (isPost) await this.hold(from, now + total);
       record('lost', null, total);
       throw new NetworkError('ETIMEDOUT', `request to ${to} timed out (lost)`);
     }
@@ -294,7 +312,7 @@ export class VirtualNetwork {
         break;
       }
     }
-    if (isPost) await this.hold(now + total);
+    if (isPost) await this.hold(from, now + total);
     if (this.down.has(to)) {
       // It went down while the request travelled.
       record('down', null, total);
@@ -311,7 +329,7 @@ export class VirtualNetwork {
     if (isPost && spec.duplicate > 0 && d('duplicate') < spec.duplicate) {
       // A second copy, a little later: the receiver must make it a no-op.
       const extra = this.latency(spec, this.opts.seed, from, to, key, attempt, 'dup');
-      void this.hold(this.opts.clock.now().getTime() + extra + 1)
+      void this.hold(from, this.opts.clock.now().getTime() + extra + 1)
         .then(() => this.answer(host, req))
         .then(
           (r) => record('duplicated', r.status, total + extra + 1),

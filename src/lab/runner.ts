@@ -212,7 +212,7 @@ class ScenarioRun {
       if (parent.author !== as && !text.includes('@')) text = `@${parent.author} ${text}`;
     }
     if (peer) {
-      uri = await peer.post(username, { text, visibility: opts.visibility as 'public', inReplyTo: opts.inReplyTo ? this.known(opts.inReplyTo).uri : undefined });
+      uri = await this.lab.settleWhile(peer.post(username, { text, visibility: opts.visibility as 'public', inReplyTo: opts.inReplyTo ? this.known(opts.inReplyTo).uri : undefined }));
     } else {
       const body: Record<string, unknown> = { status: text, visibility: opts.visibility };
       if (opts.inReplyTo) body.in_reply_to_id = await this.statusIdOn(as, opts.inReplyTo);
@@ -232,7 +232,7 @@ class ScenarioRun {
         const peer = this.peer(host);
         if (peer) {
           if (step.kind === 'unfollow') throw new StepFailed('light peers do not unfollow');
-          await peer.follow(username, this.actorUri(step.target));
+          await this.lab.settleWhile(peer.follow(username, this.actorUri(step.target)));
         } else {
           await this.ok(host, 'POST', `/api/v1/accounts/${await this.accountIdOn(step.as, step.target)}/${step.kind}`, {}, step.as);
         }
@@ -248,7 +248,7 @@ class ScenarioRun {
       case 'like': {
         const { username, host } = this.split(step.as);
         const peer = this.peer(host);
-        if (peer) await (step.kind === 'boost' ? peer.boost(username, this.known(step.status).uri) : peer.like(username, this.known(step.status).uri));
+        if (peer) await this.lab.settleWhile(step.kind === 'boost' ? peer.boost(username, this.known(step.status).uri) : peer.like(username, this.known(step.status).uri));
         else await this.ok(host, 'POST', `/api/v1/statuses/${await this.statusIdOn(step.as, step.status)}/${step.kind === 'boost' ? 'reblog' : 'favourite'}`, {}, step.as);
         break;
       }
@@ -420,30 +420,22 @@ class ScenarioRun {
     return res.status === 200;
   }
 
-  private async followersSeen(handle: string, host: string): Promise<number> {
+  /** The followers count `host` shows for the account (its own count, or what it knows of a remote one). */
+  private async followersSeen(handle: string, host: string): Promise<number | null> {
     const peer = this.peer(host);
     const { username, host: home } = this.split(handle);
     if (peer) {
       if (home !== host) throw new StepFailed(`light peers count only their own accounts' followers (${handle} on ${host})`);
       return peer.followerCount(username);
     }
-    const sql = this.lab.instance(host).roost!.services.db.sql;
-    if (home === host) {
-      const rows = await sql.query<{ n: string }>(
-        `select count(*) as n from follows f join accounts t on t.id = f.target_account_id
-          where t.username = $1 and t.domain is null and f.state = 'accepted'`,
-        [username],
-      );
-      return Number(rows[0]!.n);
-    }
-    // Elsewhere: the followers this instance's accounts are, as recorded here (the home's count
-    // of followers from here must agree).
-    const rows = await sql.query<{ n: string }>(
-      `select count(*) as n from follows f join accounts t on t.id = f.target_account_id join accounts a on a.id = f.account_id
-        where t.uri = $1 and a.domain is null and f.state = 'accepted'`,
-      [this.actorUri(handle)],
+    if (!this.lab.instance(host).roost) return null;
+    const rows = await this.lab.instance(host).roost!.services.db.sql.query<{ id: string }>(
+      home === host ? 'select id::text as id from accounts where username = $1 and domain is null' : 'select id::text as id from accounts where uri = $1',
+      [home === host ? username : this.actorUri(handle)],
     );
-    return Number(rows[0]!.n);
+    if (!rows[0]) return null;
+    const res = await this.api(host, 'GET', `/api/v1/accounts/${rows[0].id}`);
+    return typeof res.json?.followers_count === 'number' ? res.json.followers_count : null;
   }
 
   private async pollTallies(name: string, host: string): Promise<number[] | null> {
@@ -463,10 +455,16 @@ class ScenarioRun {
     const peer = this.peer(host);
     if (peer) return peer.repliesKnown(s.uri);
     const rows = await this.lab.instance(host).roost!.services.db.sql.query<{ n: string }>(
+      // The public replies a reader can see: none by a suspended account (a suspended domain's
+      // included), none deleted. Read without opening the thread, which would fetch what is missing.
       `with recursive below(id) as (
-         select s.id from statuses s join statuses root on s.in_reply_to_id = root.id where root.uri = $1 and s.deleted_at is null
+         select s.id from statuses s join statuses root on s.in_reply_to_id = root.id
+          join accounts a on a.id = s.account_id
+          where root.uri = $1 and s.deleted_at is null and a.suspended_at is null and s.visibility in ('public', 'unlisted')
          union
-         select s.id from statuses s join below b on s.in_reply_to_id = b.id where s.deleted_at is null
+         select s.id from statuses s join below b on s.in_reply_to_id = b.id
+          join accounts a on a.id = s.account_id
+          where s.deleted_at is null and a.suspended_at is null and s.visibility in ('public', 'unlisted')
        ) select count(*) as n from below`,
       [s.uri],
     );
