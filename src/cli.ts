@@ -706,6 +706,54 @@ const COMMANDS: Record<string, CliCommand> = {
       } satisfies CliCommand,
     ]),
   ),
+  'lab run': {
+    usage: 'lab run SCENARIO [--seed N] [--out DIR] [--no-report]',
+    summary:
+      'run a federation lab scenario (YAML, see docs/lab.md): its instances in this process on a virtual\n' +
+      'network under one clock; prints each assertion, writes the trace and its report into DIR (./lab-runs);\n' +
+      'exits 1 when a step or an assertion failed. ROOST_DATABASE_URL: its server, else an embedded one',
+    options: { seed: { type: 'string' }, out: { type: 'string' }, 'no-report': { type: 'boolean', default: false } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost lab run: give exactly one SCENARIO file', 'lab run');
+      const seed = values.seed === undefined ? undefined : Number(values.seed);
+      if (seed !== undefined && (!Number.isInteger(seed) || seed < 0)) throw new UsageError('roost lab run: --seed is a whole number ≥ 0', 'lab run');
+      const config = loadConfig();
+      const { labRun } = await import('./lab/commands.ts');
+      process.exitCode = await labRun(positionals[0]!, {
+        seed,
+        outDir: typeof values.out === 'string' ? values.out : 'lab-runs',
+        report: values['no-report'] !== true,
+        databaseUrl: config.databaseUrl ?? undefined,
+        log: pino({ level: 'warn' }, pino.destination({ fd: 2, sync: true })),
+        out,
+      });
+    },
+  },
+  'lab serve': {
+    usage: 'lab serve SCENARIO [--port N]',
+    summary:
+      "start a scenario's lab, play its steps, then serve the lab's test-control API on 127.0.0.1:N\n" +
+      '(accounts and tokens, settle, advance the clock, snapshot and reset) until Ctrl-C; prints its token',
+    options: { port: { type: 'string' } },
+    async run(values, positionals) {
+      if (positionals.length !== 1) throw new UsageError('roost lab serve: give exactly one SCENARIO file', 'lab serve');
+      const port = values.port === undefined ? 0 : Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('roost lab serve: --port is a port number', 'lab serve');
+      const config = loadConfig();
+      const { labServe } = await import('./lab/commands.ts');
+      const stop = new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+      await labServe(positionals[0]!, {
+        port,
+        stop,
+        databaseUrl: config.databaseUrl ?? undefined,
+        log: pino({ level: 'warn' }, pino.destination({ fd: 2, sync: true })),
+        out,
+      });
+    },
+  },
   'lab report': {
     usage: 'lab report TRACE [--out DIR]',
     summary:

@@ -299,6 +299,8 @@ export class Lab {
     const watched = work.finally(() => {
       done = true;
     });
+    // Its failure is the caller's (returned below), not an unhandled rejection meanwhile.
+    watched.catch(() => undefined);
     while (!done) {
       await this.drain();
       if (done) break;

@@ -9,8 +9,9 @@
  *   lab's scheduler moves the clock to the next arrival when nothing else is left to do;
  * - loss: held as long, then fails as a timed-out request; errors: answered with the drawn status
  *   (404/410/429/5xx) without reaching the host; duplication: a second copy arrives later;
- * - fetches (GET) pass the same faults but are not held: a step waiting on a lookup does not
- *   move the clock (their latency is not simulated; documented in docs/lab.md).
+ * - fetches (GET: actors, keys, objects, collections) meet partitions and hosts that are down,
+ *   but not the link's loss, errors or latency: a lookup a step waits on does not move the clock,
+ *   and a scenario's faults fall on deliveries, where senders retry (docs/lab.md).
  *
  * Each draw is a hash of the seed, the link, the request's stable key (its body or URL without
  * generated ids and dates) and its attempt number, not a position in one random stream: two runs
@@ -297,7 +298,7 @@ export class VirtualNetwork {
     const reordered = spec.reorder > 0 && d('reorder') < spec.reorder ? Math.round(base * 2 * d('reorder-extra')) : 0;
     const total = base + reordered + spec.slowMs;
 
-    if (spec.loss > 0 && d('loss') < spec.loss) {
+    if (isPost && spec.loss > 0 && d('loss') < spec.loss) {
       if (isPost) await this.hold(from, now + total);
       record('lost', null, total);
       throw new NetworkError('ETIMEDOUT', `request to ${to} timed out (lost)`);
@@ -305,7 +306,7 @@ export class VirtualNetwork {
     let errorStatus: number | null = null;
     let acc = 0;
     const u = d('error');
-    for (const [status, p] of Object.entries(spec.errors ?? {})) {
+    for (const [status, p] of Object.entries(isPost ? (spec.errors ?? {}) : {})) {
       acc += p;
       if (u < acc) {
         errorStatus = Number(status);

@@ -472,42 +472,76 @@ class ScenarioRun {
   }
 }
 
-/** Runs a scenario from start to end; the lab is closed whatever happens. */
-export async function runScenario(scenario: Scenario, opts: RunOptions): Promise<RunResult> {
+export interface StartedScenario {
+  lab: Lab;
+  trace: TraceWriter;
+  /** Plays the scenario's steps in order (each failure recorded, the run goes on). */
+  play(): Promise<void>;
+  /** The result so far, with the run's end written to the trace. */
+  finish(): RunResult;
+  /** Closes the lab and the trace. */
+  close(): Promise<void>;
+}
+
+/** Starts a scenario's lab and makes its accounts; its steps wait for play(). */
+export async function startScenario(scenario: Scenario, opts: RunOptions): Promise<StartedScenario> {
   const wall0 = performance.now();
   let lab: Lab | null = null;
   const trace = createTraceWriter(opts.tracePath, () => lab!.clock);
   lab = new Lab({ scenario, trace, log: opts.log, databaseUrl: opts.databaseUrl, workDir: opts.workDir, createPeer: opts.createPeer, poolMax: opts.poolMax });
   const run = new ScenarioRun(scenario, lab, trace);
-  const start = scenario.start.getTime();
+  const close = async () => {
+    await lab.close().catch((err) => opts.log.warn({ err }, 'lab close failed'));
+    await trace.close();
+  };
   try {
     trace.write({ kind: 'run.start', scenario: scenario.name, seed: scenario.seed, instances: scenario.instances.map((i) => ({ name: i.name, software: i.software })) });
     await lab.start();
     await run.setUp();
-    for (const step of scenario.steps) {
-      const what = describeStep(step);
-      try {
-        await run.runStep(step);
-        if (step.kind !== 'expect') {
-          run.steps.push({ line: step.line, step: what, ok: true });
-          trace.write({ kind: 'step', line: step.line, step: what, ok: true });
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return {
+    lab,
+    trace,
+    async play() {
+      for (const step of scenario.steps) {
+        const what = describeStep(step);
+        try {
+          await run.runStep(step);
+          if (step.kind !== 'expect') {
+            run.steps.push({ line: step.line, step: what, ok: true });
+            trace.write({ kind: 'step', line: step.line, step: what, ok: true });
+          }
+        } catch (e) {
+          if (!(e instanceof StepFailed)) opts.log.warn({ err: e, line: step.line }, 'lab step failed');
+          const detail = (e as Error).message;
+          run.steps.push({ line: step.line, step: what, ok: false, detail });
+          trace.write({ kind: 'step', line: step.line, step: what, ok: false, detail });
         }
-      } catch (e) {
-        if (!(e instanceof StepFailed)) opts.log.warn({ err: e, line: step.line }, 'lab step failed');
-        const detail = (e as Error).message;
-        run.steps.push({ line: step.line, step: what, ok: false, detail });
-        trace.write({ kind: 'step', line: step.line, step: what, ok: false, detail });
       }
-    }
-    const failedSteps = run.steps.filter((s) => !s.ok).length;
-    const passed = run.assertions.filter((a) => a.ok).length;
-    const failed = run.assertions.length - passed + failedSteps;
-    const simulatedMs = lab.clock.now().getTime() - start;
-    const wallMs = Math.round(performance.now() - wall0);
-    trace.write({ kind: 'run.end', passed, failed, simulatedMs, wallMs });
-    return { scenario: scenario.name, passed, failed, steps: run.steps, assertions: run.assertions, simulatedMs, wallMs, records: trace.records };
+    },
+    finish() {
+      const failedSteps = run.steps.filter((st) => !st.ok).length;
+      const passed = run.assertions.filter((a) => a.ok).length;
+      const failed = run.assertions.length - passed + failedSteps;
+      const simulatedMs = lab.clock.now().getTime() - scenario.start.getTime();
+      const wallMs = Math.round(performance.now() - wall0);
+      trace.write({ kind: 'run.end', passed, failed, simulatedMs, wallMs });
+      return { scenario: scenario.name, passed, failed, steps: run.steps, assertions: run.assertions, simulatedMs, wallMs, records: trace.records };
+    },
+    close,
+  };
+}
+
+/** Runs a scenario from start to end; the lab is closed whatever happens. */
+export async function runScenario(scenario: Scenario, opts: RunOptions): Promise<RunResult> {
+  const started = await startScenario(scenario, opts);
+  try {
+    await started.play();
+    return started.finish();
   } finally {
-    await lab.close().catch((err) => opts.log.warn({ err }, 'lab close failed'));
-    await trace.close();
+    await started.close();
   }
 }

@@ -899,7 +899,8 @@ class Checker {
  * Parses and checks a scenario. Throws ScenarioError with every problem found, each with its
  * 1-based line, sorted by line; returns a scenario the runner can trust otherwise.
  */
-export function parseScenario(text: string, file: string): Scenario {
+/** `seed` overrides the file's (`roost lab run --seed`): every seeded choice follows it. */
+export function parseScenario(text: string, file: string, opts: { seed?: number } = {}): Scenario {
   const counter = new LineCounter();
   // prettyErrors off: the message stays one sentence and the line comes from the counter.
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
@@ -916,7 +917,7 @@ export function parseScenario(text: string, file: string): Scenario {
   const raw = obj(data);
   if (!raw) throw new ScenarioError(file, problems.length ? problems : [{ line: 1, message: 'the file must be a map' }]);
 
-  const seed = Number.isInteger(raw.seed) && (raw.seed as number) >= 0 ? (raw.seed as number) : 1;
+  const seed = opts.seed ?? (Number.isInteger(raw.seed) && (raw.seed as number) >= 0 ? (raw.seed as number) : 1);
   const startText = str(raw.start) ?? DEFAULT_START;
   const start = new Date(startText);
   if (Number.isNaN(start.getTime())) problems.push({ line: lines.of(['start']), message: `start: ${startText} is not a date` });
@@ -951,6 +952,6 @@ export function parseScenario(text: string, file: string): Scenario {
 }
 
 /** Reads and parses a scenario file (its path is the `file` every problem names). */
-export async function loadScenario(file: string): Promise<Scenario> {
-  return parseScenario(await readFile(file, 'utf8'), file);
+export async function loadScenario(file: string, opts: { seed?: number } = {}): Promise<Scenario> {
+  return parseScenario(await readFile(file, 'utf8'), file, opts);
 }
