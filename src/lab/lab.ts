@@ -266,7 +266,8 @@ export class Lab {
       const ready = stats.reduce((n, s) => n + s.ready, 0);
       const waitingDeliveries = stats.reduce((n, s) => n + s.runningDeliveries, 0);
       const held = this.network.heldCount;
-      const calm = moved === 0 && !working && this.network.activeCount === 0 && this.timersRunning === 0 && (waitingDeliveries === 0 || held > 0);
+      // Delivery jobs and peer timers that wait on a held request wait for the clock: calm then.
+      const calm = moved === 0 && !working && this.network.activeCount === 0 && ((waitingDeliveries === 0 && this.timersRunning === 0) || held > 0);
       // Ready jobs nobody claims while every worker of their lane waits on a held request: they
       // wait for the clock too (seen unchanged for a while, so a worker that is merely slow to
       // claim is not mistaken for one that cannot).

@@ -169,6 +169,8 @@ export interface LabSummary {
   fetches: { from: string; to: string; ok: number; lost: number; partitioned: number; down: number; httpError: number; httpErrorByStatus: Record<string, number> }[];
   clockJumps: { t: string; from: string; to: string; jumpMs: number }[];
   faults: { t: string; fault: string; detail: string }[];
+  /** The threads at the run's end: per thread and instance, replies seen of those posted; and the share missing overall. */
+  threads: { rows: { status: string; instance: string; known: number; total: number }[]; known: number; total: number; missingShare: number | null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,6 +283,7 @@ export function summarize(records: TraceRecord[]): LabSummary {
   const caused = new Map<string, Map<string, number>>();
   const queued = new Map<string, Map<string, number>>();
   const applied = new Map<string, { ok: number; failed: number; errors: Map<string, number> }>();
+  const threadRows: { status: string; instance: string; known: number; total: number }[] = [];
   const clockJumps: LabSummary['clockJumps'] = [];
   const faults: LabSummary['faults'] = [];
   // Timeline: the stretches of simulated time between clock jumps, and each attempt's time and class.
@@ -331,6 +334,9 @@ export function summarize(records: TraceRecord[]): LabSummary {
       }
       case 'fault':
         faults.push({ t: r.t, fault: r.fault, detail: r.detail });
+        break;
+      case 'thread':
+        threadRows.push({ status: r.status, instance: r.instance, known: r.known, total: r.total });
         break;
       case 'queued':
         bump(nested(queued, r.instance), r.type);
@@ -518,7 +524,15 @@ export function summarize(records: TraceRecord[]): LabSummary {
     fetches: [...fetches.values()].sort((a, b) => byName(a.from, b.from) || byName(a.to, b.to)).map((f) => ({ ...f, httpErrorByStatus: sortedRecord(f.httpErrorByStatus) })),
     clockJumps,
     faults,
+    threads: threadSummary(threadRows),
   };
+}
+
+function threadSummary(rows: { status: string; instance: string; known: number; total: number }[]): LabSummary['threads'] {
+  const sorted = [...rows].sort((a, b) => byName(a.status, b.status) || byName(a.instance, b.instance));
+  const known = sorted.reduce((n, r) => n + Math.min(r.known, r.total), 0);
+  const total = sorted.reduce((n, r) => n + r.total, 0);
+  return { rows: sorted, known, total, missingShare: total === 0 ? null : (total - known) / total };
 }
 
 /** Milliseconds since the epoch as the trace writes times (ISO 8601, milliseconds, UTC). */
@@ -573,6 +587,7 @@ const FIELDS: Record<TraceKind, Record<string, Check>> = {
   queued: { instance: 'string', id: 'string', type: 'string', inboxes: 'count|followers' },
   applied: { instance: 'string', id: 'string|null', type: 'string', ok: 'boolean', 'error?': 'string' },
   clock: { from: 'time', to: 'time' },
+  thread: { status: 'string', instance: 'string', known: 'number', total: 'number' },
   fault: { fault: ['partition', 'heal', 'crash', 'restart', 'link'], detail: 'string' },
   assertion: { line: 'number', assertion: 'string', ok: 'boolean', convergedMs: 'number|null', detail: 'string' },
   'run.end': { passed: 'number', failed: 'number', simulatedMs: 'number', wallMs: 'number' },

@@ -50,6 +50,10 @@ export interface RunResult {
 }
 
 interface KnownStatus {
+  /** The status it answers (a reply), by name. */
+  parent?: string;
+  visibility: string;
+  deleted: boolean;
   home: string;
   author: string;
   uri: string;
@@ -221,7 +225,7 @@ class ScenarioRun {
       uri = created.uri;
       ids.set(host, created.id);
     }
-    if (opts.name) this.statuses.set(opts.name, { home: host, author: as, uri, ids, poll: !!opts.poll });
+    if (opts.name) this.statuses.set(opts.name, { home: host, author: as, uri, ids, poll: !!opts.poll, parent: opts.inReplyTo, visibility: opts.visibility, deleted: false });
   }
 
   async runStep(step: Step): Promise<void> {
@@ -267,6 +271,13 @@ class ScenarioRun {
       case 'delete': {
         const host = this.split(step.as).host;
         await this.ok(host, 'DELETE', `/api/v1/statuses/${await this.statusIdOn(step.as, step.status)}`, undefined, step.as);
+        this.known(step.status).deleted = true;
+        break;
+      }
+      case 'open': {
+        const host = this.split(step.as).host;
+        if (this.peer(host)) throw new StepFailed('light peers do not open threads');
+        await this.ok(host, 'GET', `/api/v1/statuses/${await this.statusIdOn(step.as, step.status)}/context`, undefined, step.as);
         break;
       }
       case 'block': {
@@ -387,6 +398,7 @@ class ScenarioRun {
       }
       case 'thread': {
         const n = await this.repliesKnown(a.status, a.on);
+        if (a.atLeast !== undefined) return n >= a.atLeast ? '' : `${a.on} knows ${n} replies below ${a.status}, fewer than ${a.atLeast}`;
         return n === a.replies ? '' : `${a.on} knows ${n} of ${a.replies} replies below ${a.status}`;
       }
       case 'following': {
@@ -396,6 +408,30 @@ class ScenarioRun {
         const id = await this.accountIdOn(a.account, a.target);
         const rel = await this.ok(host, 'GET', `/api/v1/accounts/relationships?id[]=${id}`, undefined, a.account);
         return rel?.[0]?.following ? '' : `${a.account} does not follow ${a.target} on ${host} (requested: ${rel?.[0]?.requested})`;
+      }
+    }
+  }
+
+  /**
+   * For each thread of the scenario (a named status others answered) and each running Roost:
+   * the replies a reader there sees, of the public ones the scenario posted below it.
+   */
+  async census(): Promise<void> {
+    const below = (root: string): number => {
+      let n = 0;
+      for (const [name, s] of this.statuses) {
+        if (s.parent !== root || s.deleted) continue;
+        if (s.visibility === 'public' || s.visibility === 'unlisted') n += 1 + below(name);
+      }
+      return n;
+    };
+    for (const [name, s] of this.statuses) {
+      if (s.parent !== undefined || s.deleted) continue;
+      const total = below(name);
+      if (total === 0) continue;
+      for (const instance of this.lab.instances.values()) {
+        if (!instance.roost) continue;
+        this.trace.write({ kind: 'thread', status: name, instance: instance.name, known: await this.repliesKnown(name, instance.name), total });
       }
     }
   }
@@ -521,6 +557,7 @@ export async function startScenario(scenario: Scenario, opts: RunOptions): Promi
           trace.write({ kind: 'step', line: step.line, step: what, ok: false, detail });
         }
       }
+      await run.census();
     },
     finish() {
       const failedSteps = run.steps.filter((st) => !st.ok).length;

@@ -99,6 +99,8 @@ export type Step = { line: number } & (
   | { kind: 'vote'; as: AccountRef; poll: StatusRef; choices: number[] }
   | { kind: 'edit'; as: AccountRef; status: StatusRef; text: string }
   | { kind: 'delete'; as: AccountRef; status: StatusRef }
+  /** A reader opens the thread below `status` (its context), which completes it where completion is on. */
+  | { kind: 'open'; as: AccountRef; status: StatusRef }
   | { kind: 'block'; as: AccountRef; target: AccountRef }
   /** `from` moves to `to` (an account declared on another instance, aliased first by the runner). */
   | { kind: 'move'; from: AccountRef; to: AccountRef }
@@ -123,8 +125,8 @@ export type Assertion =
   | { kind: 'followers'; account: AccountRef; on: string[]; count: number }
   /** The poll's tallies read the same on every listed instance (and equal `votes` when given). */
   | { kind: 'poll'; status: StatusRef; on: string[]; votes?: number[] }
-  /** The thread below `status`, read on `on`, holds `replies` descendants. */
-  | { kind: 'thread'; status: StatusRef; on: string; replies: number }
+  /** The thread below `status`, read on `on`, holds `replies` descendants (or at least `atLeast`). */
+  | ({ kind: 'thread'; status: StatusRef; on: string } & ({ replies: number; atLeast?: undefined } | { atLeast: number; replies?: undefined }))
   /** The account follows the target, as seen on `on`. */
   | { kind: 'following'; account: AccountRef; target: AccountRef; on: string };
 

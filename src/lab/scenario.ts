@@ -42,7 +42,7 @@ const Ajv2020 = Ajv2020Module.default;
 export const SCENARIO_SCHEMA_PATH = path.resolve(import.meta.dirname, '../../config/lab/scenario.schema.json');
 
 export const STEP_KINDS = [
-  'follow', 'unfollow', 'post', 'reply', 'boost', 'like', 'vote', 'edit', 'delete', 'block', 'move', 'report',
+  'follow', 'unfollow', 'post', 'reply', 'boost', 'like', 'vote', 'edit', 'delete', 'open', 'block', 'move', 'report',
   'domain_block', 'advance', 'partition', 'heal', 'link', 'crash', 'restart', 'expect',
 ] as const;
 
@@ -699,6 +699,7 @@ class Checker {
       }
       case 'boost':
       case 'like':
+      case 'open':
       case 'delete': {
         const as = this.account(at('as'), v.as, kind);
         const status = this.status(at('status'), v.status, kind);
@@ -881,7 +882,9 @@ class Checker {
         const status = this.status(at('status'), v.status);
         const on = this.onOne(at('on'), v.on);
         const replies = num(v.replies);
-        return status && on && replies !== undefined ? { kind, status: v.status as string, on, replies } : undefined;
+        const atLeast = num(v.at_least);
+        if (replies === undefined && atLeast === undefined) return undefined;
+        return status && on ? { kind, status: v.status as string, on, ...(replies !== undefined ? { replies } : { atLeast: atLeast! }) } : undefined;
       }
       case 'following': {
         const account = this.account(at('account'), v.account);

@@ -376,6 +376,19 @@ ${folded(
 )}
 </section>`;
 
+  const th = s.threads;
+  const threads = th.rows.length
+    ? html`<section aria-labelledby="h-threads"><h2 id="h-threads">Threads</h2>
+<p>At the run's end, readers saw ${th.known} of the ${th.total} public replies posted below the scenario's threads, counted on every Roost: ${((th.missingShare ?? 0) * 100).toFixed(1)} % missing.</p>
+${table(
+  'Replies a reader sees, per thread and server',
+  ['Thread', 'Server', 'Seen', 'Posted', 'Missing'],
+  th.rows.map((r) => [r.status, r.instance, r.known, r.total, r.total - Math.min(r.known, r.total)]),
+  [false, false, true, true, true],
+)}
+</section>`
+    : '';
+
   const assertions = html`<section aria-labelledby="h-assertions"><h2 id="h-assertions">Assertions</h2>
 ${verdict}
 ${
@@ -542,6 +555,7 @@ ${html`<html lang="en">
 <h1>Lab report: ${name}</h1>
 ${run}
 ${assertions}
+${threads}
 ${steps}
 ${latency}
 ${timeline}

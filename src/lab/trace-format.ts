@@ -47,6 +47,11 @@ export type TraceRecord = { t: string; wall: string } & (
   /** An outbound activity caused by an inbound one (the outbound's object refers to the inbound). */
   | { kind: 'caused'; instance: string; cause: string; causeType: string; effect: string; effectType: string }
   | { kind: 'clock'; from: string; to: string }
+  /**
+   * At the run's end, for each thread of the scenario and each Roost: the replies below the root
+   * a reader there sees (`known`), of the public ones the scenario posted (`total`).
+   */
+  | { kind: 'thread'; status: string; instance: string; known: number; total: number }
   | { kind: 'fault'; fault: 'partition' | 'heal' | 'crash' | 'restart' | 'link'; detail: string }
   /** An assertion's outcome; `convergedMs` is the simulated time from the step to when it held. */
   | { kind: 'assertion'; line: number; assertion: string; ok: boolean; convergedMs: number | null; detail: string }

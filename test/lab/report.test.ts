@@ -323,7 +323,10 @@ describe('writeReport and roost lab report', () => {
     expect(existsSync(dataDir)).toBe(false);
 
     const help = await runCli(['lab', '--help'], env);
-    expect([help.code, help.stdout.split('\n').filter((l) => l.startsWith('  roost '))]).toEqual([0, ['  roost lab report TRACE [--out DIR]']]);
+    expect([help.code, help.stdout.split('\n').filter((l) => l.startsWith('  roost '))]).toEqual([
+      0,
+      ['  roost lab run SCENARIO [--seed N] [--out DIR] [--no-report]', '  roost lab serve SCENARIO [--port N]', '  roost lab report TRACE [--out DIR]'],
+    ]);
   });
 
   it('exits non-zero naming the line of a malformed trace, and the file that is missing', async () => {

@@ -43,10 +43,11 @@ const withSteps = (...steps: string[]) => HEAD + steps.map((s) => `  - ${s}\n`).
 describe('the shipped scenarios', () => {
   const files = readdirSync(LAB_DIR).filter((f) => f.endsWith('.yaml')).sort();
 
-  it('are the six the lab promises', () => {
+  it('are the seven the lab promises', () => {
     expect(files).toEqual([
       'domain-block-conversation.yaml',
       'fanout-50.yaml',
+      'missing-replies-completed.yaml',
       'missing-replies.yaml',
       'move-three.yaml',
       'poll-partition.yaml',
