@@ -323,8 +323,8 @@ class ScenarioRun {
         this.trace.write({ kind: 'fault', fault: 'heal', detail: 'every host reaches every other' });
         return;
       case 'link':
-        this.lab.network.addRule(step.rule);
-        this.trace.write({ kind: 'fault', fault: 'link', detail: JSON.stringify({ ...step.rule, line: undefined }) });
+        for (const rule of step.rules) this.lab.network.addRule(rule);
+        this.trace.write({ kind: 'fault', fault: 'link', detail: step.rules.map((r) => JSON.stringify({ ...r, line: undefined })).join(' ') });
         return;
       case 'crash':
         this.trace.write({ kind: 'fault', fault: 'crash', detail: step.instance });

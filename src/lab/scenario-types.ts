@@ -111,7 +111,7 @@ export type Step = { line: number } & (
   | { kind: 'partition'; groups: string[][] }
   | { kind: 'heal' }
   /** Changes links from here on (same fields as the network's rules). */
-  | { kind: 'link'; rule: LinkRule }
+  | { kind: 'link'; rules: LinkRule[] }
   | { kind: 'crash'; instance: string }
   | { kind: 'restart'; instance: string }
   | { kind: 'expect'; assertion: Assertion; withinMs: number }

@@ -570,27 +570,16 @@ class Checker {
     const line = this.lines.of(segs);
     let from: string[] | undefined;
     let to: string[] | undefined;
-    if (inStep) {
-      // A step holds one rule (the runner's contract): a host or `*` each side, no patterns.
-      const side = (key: 'from' | 'to') => {
-        const h = str(v[key]);
-        if (h === undefined || h === '*' || !h.includes('*')) return this.hosts([...segs, key], h, true);
-        this.problem([...segs, key], `${describe([...segs, key])}: patterns such as ${h} belong in network.links; a link step names one host or *`);
-        return undefined;
-      };
-      from = side('from');
-      to = side('to');
-      if ('down_fraction' in v) this.problem([...segs, 'down_fraction'], `${describe([...segs, 'down_fraction'])}: only network.links rules take down_fraction`);
-    } else {
-      from = this.hosts([...segs, 'from'], v.from, true);
-      to = this.hosts([...segs, 'to'], v.to, true);
-    }
+    // A step's rule is read as network.links' are: patterns become hosts, down_fraction a seeded
+    // choice of them (servers that go down mid-run, after their follows).
+    from = this.hosts([...segs, 'from'], v.from, true);
+    to = this.hosts([...segs, 'to'], v.to, true);
     if (!from || !to) return [];
     const rules: LinkRule[] = [];
     // A rule that only carries down_fraction changes nothing else: no empty rule per host.
-    if (inStep || Object.keys(fields).length) for (const f of from) for (const t of to) rules.push({ from: f, to: t, ...fields, line });
+    if (Object.keys(fields).length || (inStep && v.down_fraction === undefined)) for (const f of from) for (const t of to) rules.push({ from: f, to: t, ...fields, line });
     const fraction = num(v.down_fraction);
-    if (!inStep && fraction !== undefined && fraction > 0) {
+    if (fraction !== undefined && fraction > 0) {
       const pool = to[0] === '*' ? [...this.instances.keys()] : to;
       const random = seededRandom(this.seed, `down_fraction:${line}`);
       const chosen = [...pool];
@@ -790,7 +779,7 @@ class Checker {
         return { kind, line };
       case 'link': {
         const rules = this.linkRules(segs, v, true);
-        return rules.length === 1 ? { kind, rule: rules[0]!, line } : undefined;
+        return rules.length > 0 ? { kind, rules, line } : undefined;
       }
       case 'crash':
       case 'restart': {

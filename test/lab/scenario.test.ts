@@ -248,7 +248,7 @@ steps:
       { kind: 'advance', ms: 7 * 86_400_000, line: 39 },
       { kind: 'partition', groups: [['alpha.test'], ['beta.test', 'gamma.test']], line: 40 },
       { kind: 'heal', line: 41 },
-      { kind: 'link', rule: { from: 'alpha.test', to: 'beta.test', loss: 0.5, line: 42 }, line: 42 },
+      { kind: 'link', rules: [{ from: 'alpha.test', to: 'beta.test', loss: 0.5, line: 42 }], line: 42 },
       { kind: 'crash', instance: 'alpha.test', line: 43 },
       { kind: 'restart', instance: 'alpha.test', line: 44 },
       { kind: 'expect', assertion: { kind: 'visible', status: 'p1', on: 'beta.test', viewer: 'bob@beta.test' }, withinMs: 30_000, line: 45 },
@@ -500,17 +500,25 @@ steps:
     );
   });
 
-  it('link rules: patterns expand in network.links, not in a link step; down_fraction only in network.links', () => {
+  it('link rules: patterns expand and down_fraction picks hosts, in network.links and in link steps alike', () => {
     const text = HEAD.replace(
       '  latency: 100ms\n',
       '  latency: 100ms\n  links:\n    - { from: "*", to: "nope*.test", loss: 0.1 }\n    - { from: alpha.test, to: "*.test", latency_distribution: { kind: lognormal, mean: 1s, min: 2s, max: 3s } }\n',
     );
-    expect(problems(text + '  - link: { from: alpha.test, to: "peer*.test", loss: 0.5 }\n  - link: { from: "*", to: beta.test, down_fraction: 0.5 }\n')).toEqual([
+    expect(problems(text + '  - link: { from: alpha.test, to: "nope*.test", loss: 0.5 }\n  - link: { from: "*", to: beta.test, down_fraction: 0.5 }\n')).toEqual([
       '13: network.links[0].to: pattern nope*.test matches no instance',
       '14: network.links[1].latency_distribution: needs min ≤ mean ≤ max',
-      '16: link.to: patterns such as peer*.test belong in network.links; a link step names one host or *',
-      '17: link.down_fraction: only network.links rules take down_fraction',
+      '16: link.to: pattern nope*.test matches no instance',
     ]);
+    const step = parseScenario(`${HEAD}  - link: { from: "*", to: "*a.test", down_fraction: 1 }\n`, 'down.yaml').steps.at(-1);
+    expect(step).toEqual({
+      kind: 'link',
+      rules: [
+        { from: '*', to: 'alpha.test', down: true, line: 13 },
+        { from: '*', to: 'beta.test', down: true, line: 13 },
+      ],
+      line: 13,
+    });
     const ok = parseScenario(`${HEAD.replace('  latency: 100ms\n', '  latency: 100ms\n  links:\n    - { from: "*", to: "*a.test", loss: 0.2 }\n')}  - heal:\n`, 'ok.yaml');
     expect(ok.network.links).toEqual([
       { from: '*', to: 'alpha.test', loss: 0.2, line: 13 },
