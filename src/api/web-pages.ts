@@ -58,7 +58,14 @@ function wantsJson(ctx: RequestContext): boolean {
 
 export function webPageRoutes(router: Router, services: Services): void {
   router.get('/', async (ctx) => {
-    if (wantsJson(ctx)) return json({ error: 'Record not found' }, { status: 404 });
+    // A JSON client at the site's root is most likely a newcomer's curl or an app probing: still
+    // a 404 (there is no JSON document here), but one that says where the API begins.
+    if (wantsJson(ctx)) {
+      return json(
+        { error: `Record not found: this is the web page's address; the API starts at ${services.config.publicUrl}/api/v2/instance` },
+        { status: 404, headers: { link: `<${services.config.publicUrl}/api/v2/instance>; rel="describedby"; type="application/json"` } },
+      );
+    }
     return aboutPage(services, await instanceView(services));
   });
   router.get('/about', async () => aboutPage(services, await instanceView(services)));

@@ -82,11 +82,12 @@ describe('web pages', () => {
     expect(v1.uri).toBe(roost.config.domain);
   });
 
-  it('a JSON or ActivityPub client at / still gets the JSON 404; HEAD answers like GET', async () => {
+  it('a JSON or ActivityPub client at / gets a JSON 404 that points at the instance API; HEAD answers like GET', async () => {
     for (const accept of ['application/json', 'application/activity+json', 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"']) {
       const res = await fetch(roost.at('/'), { headers: { accept } });
       expect(res.status).toBe(404);
-      expect(await res.json()).toEqual({ error: 'Record not found' });
+      expect(await res.json()).toEqual({ error: `Record not found: this is the web page's address; the API starts at ${roost.url}/api/v2/instance` });
+      expect(res.headers.get('link')).toBe(`<${roost.url}/api/v2/instance>; rel="describedby"; type="application/json"`);
     }
     const head = await fetch(roost.at('/about'), { method: 'HEAD', headers: browser });
     expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([200, 'text/html; charset=utf-8', '']);
