@@ -82,9 +82,28 @@ function draw(...parts: (string | number)[]): number {
   return h.readUIntBE(0, 6) / 2 ** 48;
 }
 
-/** The request without what differs between two runs of one seed: generated ids and dates. */
+/** Signatures and proofs: they differ between runs (each run makes its own keys). */
+const SIGNED_PARTS = new Set(['signature', 'proof', 'publicKey', 'publicKeyPem', 'assertionMethod']);
+
+function withoutSignatures(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSignatures);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (!SIGNED_PARTS.has(k)) out[k] = withoutSignatures(v);
+  return out;
+}
+
+/** The request without what differs between two runs of one seed: generated ids, dates, keys and signatures. */
 export function stableKey(req: WireRequest): string {
-  const text = req.body && req.body.byteLength > 0 ? Buffer.from(req.body).toString('utf8') : `${req.method} ${req.url.pathname}${req.url.search}`;
+  let text = `${req.method} ${req.url.pathname}${req.url.search}`;
+  if (req.body && req.body.byteLength > 0) {
+    const raw = Buffer.from(req.body).toString('utf8');
+    try {
+      text = JSON.stringify(withoutSignatures(JSON.parse(raw)));
+    } catch {
+      text = raw;
+    }
+  }
   const normal = text
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?/g, '#')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '#')

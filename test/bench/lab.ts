@@ -108,6 +108,8 @@ export async function main(args: string[]): Promise<number> {
   const startedS = (performance.now() - t0) / 1000;
   let after = 0;
   let roostOnly = 0;
+  let connections = 0;
+  let maxConnections = 0;
   try {
     // Idle, as a lab waits between steps: the pools settle, the timers run.
     await lab.lab.drain();
@@ -115,6 +117,12 @@ export async function main(args: string[]): Promise<number> {
     const pids = tree(process.pid);
     after = pssMb(pids);
     roostOnly = pssMb([process.pid]);
+    const sql = [...lab.lab.instances.values()][0]!.roost!.services.db.sql;
+    const [row] = await sql.query<{ n: string; max: string }>(
+      `select count(*) as n, current_setting('max_connections') as max from pg_stat_activity where backend_type = 'client backend' and datname like 'roost_lab_%'`,
+    );
+    connections = Number(row!.n);
+    maxConnections = Number(row!.max);
   } finally {
     await lab.close();
   }
@@ -132,7 +140,14 @@ export async function main(args: string[]): Promise<number> {
       ],
     ),
   );
-  console.log(`\nper instance ${mb(perInstance)} against the goal of 150 MB: ${fmtRatio(perInstance / 150)} of it; ${Math.floor((24 * 1024 * 0.8) / perInstance)} instances fit in 80 % of 24 GiB`);
+  const perConn = connections / instances;
+  const byMemory = Math.floor((24 * 1024 * 0.8) / perInstance);
+  const byConnections = Math.floor((maxConnections - 10) / perConn);
+  console.log(`\nper instance ${mb(perInstance)} against the goal of 150 MB: ${fmtRatio(perInstance / 150)} of it`);
+  console.log(
+    `database connections: ${connections} open for ${instances} instances (${perConn.toFixed(1)} each) of the server's ${maxConnections}: ` +
+      `${byConnections} instances fit by connections, ${byMemory} by memory (80 % of 24 GiB): ${Math.min(byConnections, byMemory)} fit`,
+  );
 
   // --- 2. propagation-250 ---------------------------------------------------------------------
   const scenario = await loadScenario(path.join(root, 'config/lab/propagation-250.yaml'));

@@ -32,7 +32,7 @@ describe('the shipped scenarios', () => {
   it('poll-partition: the 3-minute Update throttle and tallies converging after the heal', async () => {
     const r = await run('poll-partition');
     expect(failures(r)).toEqual([]);
-    expect(r.assertions).toHaveLength(8);
+    expect(r.assertions).toHaveLength(13);
     // alpha's poll Updates: the first three votes, within a minute, went out as one Update, three
     // minutes after the first vote; no two rounds of Updates closer than the throttle.
     const rounds = [
@@ -44,9 +44,9 @@ describe('the shipped scenarios', () => {
     ].sort((a, b) => a - b);
     expect(rounds.length).toBeGreaterThanOrEqual(3);
     for (let i = 1; i < rounds.length; i++) expect(rounds[i]! - rounds[i - 1]!).toBeGreaterThanOrEqual(3 * 60_000);
-    // During the partition gamma and delta kept the old tally (line 59) and after the heal all five agree (line 63).
-    expect(r.assertions.find((a) => a.line === 59)!.ok).toBe(true);
-    const healed = r.assertions.find((a) => a.line === 63)!;
+    // During the partition gamma and delta kept the old tally (line 66) and after the heal all five agree (line 70).
+    expect(r.assertions.find((a) => a.line === 66)!.ok).toBe(true);
+    const healed = r.assertions.find((a) => a.line === 70)!;
     expect(healed.ok).toBe(true);
     expect(healed.convergedMs).toBeGreaterThan(0);
     expect(r.records.some((x) => x.kind === 'delivery' && x.outcome === 'partitioned' && x.type === 'Update')).toBe(true);
