@@ -60,6 +60,33 @@ describe('the shipped scenarios', () => {
     }
   }, 240_000);
 
+  it('fanout-50: one post reaches followers on 50 servers, 47 of them light peers, over lossy links', async () => {
+    const r = await run('fanout-50');
+    expect(failures(r)).toEqual([]);
+    const creates = r.records.filter((x) => x.kind === 'delivery' && x.type === 'Create' && x.from === 'hub.test');
+    const reached = new Set(creates.filter((x) => x.kind === 'delivery' && x.outcome === 'delivered').map((x) => (x as { to: string }).to));
+    expect(reached.size).toBe(50);
+    // The links lost or refused some: those were retried.
+    expect(creates.some((x) => x.kind === 'delivery' && x.attempt > 1)).toBe(true);
+  }, 240_000);
+
+  it('missing-replies, without and with thread completion: the census tells how many replies each server misses', async () => {
+    const share = (r: RunResult) => {
+      const rows = r.records.filter((x) => x.kind === 'thread') as { known: number; total: number }[];
+      const total = rows.reduce((n, x) => n + x.total, 0);
+      return { rows: rows.length, missing: (total - rows.reduce((n, x) => n + Math.min(x.known, x.total), 0)) / total };
+    };
+    const without = await run('missing-replies');
+    const completed = await run('missing-replies-completed');
+    expect(failures(without)).toEqual([]);
+    expect(failures(completed)).toEqual([]);
+    // Two threads on three Roosts each.
+    expect(share(without).rows).toBe(6);
+    expect(share(completed).rows).toBe(6);
+    expect(share(without).missing).toBeGreaterThan(0.5);
+    expect(share(completed).missing).toBeLessThan(share(without).missing / 2);
+  }, 240_000);
+
   it('gives the same trace for the same seed', async () => {
     const a = await run('domain-block-conversation', 5);
     const b = await run('domain-block-conversation', 5);
