@@ -21,6 +21,7 @@ const UNIT = [
   'test/http/params.test.ts',
   'test/http/multipart.test.ts',
   'test/lab/scenario.test.ts',
+  'test/lab/network.test.ts',
   'test/lab/report.test.ts',
 ];
 
