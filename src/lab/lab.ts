@@ -24,24 +24,10 @@ import { createDomainBlock } from '../services/domain-blocks.ts';
 import { loopbackHost, VirtualNetwork } from './network.ts';
 import type { InstanceSpec, Scenario } from './scenario-types.ts';
 import type { TraceWriter } from './trace.ts';
-import type { NetworkHost, PeerContext } from './network-types.ts';
-import { createPeer } from './peers/index.ts';
+import type { PeerContext } from './network-types.ts';
+import { createPeer, type LabPeer } from './peers/index.ts';
 
-/** What the lab needs of a light peer (src/lab/peers/). */
-export interface LabPeerLike extends NetworkHost {
-  addAccount(username: string, opts?: { displayName?: string; locked?: boolean; bot?: boolean }): Promise<void>;
-  actorUri(username: string): string;
-  follow(username: string, targetActorUri: string): Promise<string>;
-  post(username: string, opts: { text: string; visibility: 'public' | 'unlisted' | 'private' | 'direct'; inReplyTo?: string }): Promise<string>;
-  like(username: string, objectUri: string): Promise<string>;
-  boost(username: string, objectUri: string): Promise<string>;
-  knows(objectUri: string): boolean;
-  followerCount(username: string): number;
-  pollTallies(questionUri: string): number[] | null;
-  repliesKnown(objectUri: string): number;
-}
-
-export type PeerFactory = (name: string, software: Exclude<InstanceSpec['software'], 'roost'>, ctx: PeerContext) => LabPeerLike;
+export type PeerFactory = (name: string, software: Exclude<InstanceSpec['software'], 'roost'>, ctx: PeerContext) => LabPeer;
 
 export interface LabOptions {
   scenario: Scenario;
@@ -86,7 +72,7 @@ export class Lab {
   readonly clock: ManualClock;
   readonly network: VirtualNetwork;
   readonly instances = new Map<string, LabInstance>();
-  readonly peers = new Map<string, LabPeerLike>();
+  readonly peers = new Map<string, LabPeer>();
   private readonly opts: LabOptions;
   private embedded: EmbeddedPostgres | null = null;
   private serverUrl = '';

@@ -13,7 +13,8 @@ import { mintAccessToken } from '../services/operator-access.ts';
 import { createDomainBlock } from '../services/domain-blocks.ts';
 import { migrateLocalAccount, setAccountAliases } from '../services/moves.ts';
 import { accountResolver } from '../federation/lookup.ts';
-import { Lab, type LabPeerLike, type PeerFactory } from './lab.ts';
+import { Lab, type PeerFactory } from './lab.ts';
+import type { LabPeer } from './peers/index.ts';
 import { loopbackHost } from './network.ts';
 import type { Assertion, Scenario, Step } from './scenario-types.ts';
 import { createTraceWriter, type TraceWriter } from './trace.ts';
@@ -102,7 +103,7 @@ class ScenarioRun {
     return { username: handle.slice(0, at), host: handle.slice(at + 1) };
   }
 
-  private peer(host: string): LabPeerLike | null {
+  private peer(host: string): LabPeer | null {
     return this.lab.peers.get(host) ?? null;
   }
 

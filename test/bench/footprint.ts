@@ -8,45 +8,15 @@
  *   npm run bench -- footprint [idle-seconds=60] [postgres-url]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { table, fmtRatio } from './lib/report.ts';
+import { processTree, procKib, pssMb } from './lib/proc.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'src/roost.mjs');
-
-/** The process and every descendant of it, from /proc. */
-function tree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      /* gone */
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    out.push(p);
-    for (const c of children.get(p) ?? []) walk(c);
-  };
-  walk(pid);
-  return out;
-}
-
-function kib(file: string, field: string): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(file, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
 
 interface Footprint {
   rssMb: number;
@@ -55,9 +25,8 @@ interface Footprint {
 }
 
 function footprint(pid: number): Footprint {
-  const pids = tree(pid);
-  const pss = pids.reduce((sum, p) => sum + kib(`/proc/${p}/smaps_rollup`, 'Pss'), 0);
-  return { rssMb: kib(`/proc/${pid}/status`, 'VmRSS') / 1024, treePssMb: pss / 1024, processes: pids.length };
+  const pids = processTree(pid);
+  return { rssMb: procKib(`/proc/${pid}/status`, 'VmRSS') / 1024, treePssMb: pssMb(pids), processes: pids.length };
 }
 
 function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; ms: number }> {

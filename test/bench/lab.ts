@@ -11,7 +11,7 @@
  *
  *   npm run bench -- lab [instances=20] [accounts=2000] [postgres-url]
  */
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -19,43 +19,9 @@ import { startScenario } from '../../src/lab/runner.ts';
 import { loadScenario } from '../../src/lab/scenario.ts';
 import type { AccountSpec, InstanceSpec, Scenario } from '../../src/lab/scenario-types.ts';
 import { fmtRatio, table } from './lib/report.ts';
+import { processTree, pssMb } from './lib/proc.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-
-/** This process and every descendant, from /proc. */
-function tree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      /* gone */
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    out.push(p);
-    for (const c of children.get(p) ?? []) walk(c);
-  };
-  walk(pid);
-  return out;
-}
-
-function pssMb(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) {
-    try {
-      const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      kb += m ? Number(m[1]) : 0;
-    } catch {
-      /* gone */
-    }
-  }
-  return kb / 1024;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (n: number) => `${n.toFixed(1)} MB`;
@@ -97,7 +63,7 @@ export async function main(args: string[]): Promise<number> {
 
   // --- 1. footprint -------------------------------------------------------------------------
   await sleep(2000);
-  const before = pssMb(tree(process.pid));
+  const before = pssMb(processTree(process.pid));
   const t0 = performance.now();
   const lab = await startScenario(footprintScenario(instances, accounts), {
     tracePath: null,
@@ -114,7 +80,7 @@ export async function main(args: string[]): Promise<number> {
     // Idle, as a lab waits between steps: the pools settle, the timers run.
     await lab.lab.drain();
     await sleep(15_000);
-    const pids = tree(process.pid);
+    const pids = processTree(process.pid);
     after = pssMb(pids);
     roostOnly = pssMb([process.pid]);
     const sql = [...lab.lab.instances.values()][0]!.roost!.services.db.sql;
