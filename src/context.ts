@@ -45,8 +45,8 @@ export interface Services {
    */
   signatureClock?: Clock;
   /**
-   * The random spread of delivery retry delays, ±share (default 0.25). The lab sets 0, so one
-   * seed gives one trace.
+   * The random spread of retry delays (the delivery lanes, the job pools, Fedify's inbox queue),
+   * ±share (default 0.25). The lab sets 0, so one seed gives one trace.
    */
   retryJitter?: number;
   /** The lab's observer of deliveries queued and activities applied (src/lib/observe.ts). */

@@ -28,7 +28,7 @@ import { forwardedCreateGate } from './federation/inbox/forwarded.ts';
 import { fedifyMessageAllowed } from './federation/outbound-policy.ts';
 import { PostgresKvStore } from './jobs/fedify-kv.ts';
 import { PostgresMessageQueue } from './jobs/fedify-mq.ts';
-import { startWorkers } from './jobs/queue.ts';
+import { exponentialBackoff, startWorkers } from './jobs/queue.ts';
 import { pgNotifyListener, type JobNotifyListener } from './jobs/notify.ts';
 import { federateConsumer } from './effects/federate.ts';
 import { eventJobHandler, type EventJobOptions } from './effects/registry.ts';
@@ -177,6 +177,7 @@ export function federationOn(services: Services, listener?: JobNotifyListener): 
     log: services.log,
     listener,
     ...FEDIFY_QUEUE_RETRY,
+    ...(services.retryJitter === undefined ? {} : { backoff: exponentialBackoff({ baseMs: 1_000, factor: 2, maxMs: 12 * 3600_000, jitter: services.retryJitter }) }),
     // With LISTEN/NOTIFY waking it, the poll is a safety net; without a listener (a CLI process), the queue does not run.
     pollIntervalMs: listener ? SAFETY_NET_POLL_MS : undefined,
     // Deliveries to and work from servers blocked since they were queued are dropped.
@@ -362,10 +363,13 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       },
       { beforeConsumer: opts.beforeConsumer },
     );
+    // The lab turns the random spread of retries off (services.retryJitter), so one seed gives one trace.
+    const retryBackoff = services.retryJitter === undefined ? undefined : exponentialBackoff({ jitter: services.retryJitter });
     const workers = scoped(() =>
       startWorkers({
         sql: services.db.sql,
         clock: services.clock,
+        backoff: retryBackoff,
         log,
         concurrency: 4,
         listener,
@@ -397,6 +401,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       startWorkers({
         sql: services.db.sql,
         clock: services.clock,
+        backoff: retryBackoff,
         log,
         queue: PUSH_QUEUE,
         concurrency: PUSH_CONCURRENCY,
@@ -413,6 +418,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       startWorkers({
         sql: services.db.sql,
         clock: services.clock,
+        backoff: retryBackoff,
         log,
         queue: THREAD_FETCH_QUEUE,
         concurrency: THREAD_FETCH_CONCURRENCY,
@@ -427,6 +433,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       startWorkers({
         sql: services.db.sql,
         clock: services.clock,
+        backoff: retryBackoff,
         log,
         queue: WEBHOOK_QUEUE,
         concurrency: WEBHOOK_CONCURRENCY,
@@ -443,6 +450,7 @@ async function startOn(config: RoostConfig, opts: StartOptions): Promise<Running
       startWorkers({
         sql: services.db.sql,
         clock: services.clock,
+        backoff: retryBackoff,
         log,
         queue: MEDIA_QUEUE,
         concurrency: config.media.transcodeConcurrency,
