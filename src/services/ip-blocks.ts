@@ -64,10 +64,11 @@ function checked(input: IpBlockInput, creating: boolean): { ip?: string; severit
   return { ip, severity, problems };
 }
 
-function expiresAt(services: Services, expiresIn: number | null | undefined): Date | null | undefined {
+/** `expiresIn` seconds after `now`: the same instant the row's timestamps are written with. */
+function expiresAt(now: Date, expiresIn: number | null | undefined): Date | null | undefined {
   if (expiresIn === undefined) return undefined;
   if (expiresIn === null) return null;
-  return new Date(services.clock.now().getTime() + expiresIn * 1000);
+  return new Date(now.getTime() + expiresIn * 1000);
 }
 
 async function ipTaken(sql: Sql, ip: string, exceptId: string | null): Promise<boolean> {
@@ -87,7 +88,7 @@ export async function createIpBlock(services: Services, actorAccountId: string |
     const [created] = await sql.query<IpBlockRow>(
       `insert into ip_blocks (id, ip, severity, comment, expires_at, created_at, updated_at)
        values ($1, $2::cidr, $3, $4, $5, $6, $6) returning ${COLUMNS}`,
-      [id, c.ip, c.severity, input.comment ?? '', expiresAt(services, input.expiresIn) ?? null, now],
+      [id, c.ip, c.severity, input.comment ?? '', expiresAt(now, input.expiresIn) ?? null, now],
     );
     await notifyChange(sql);
     await logAdminAction(services, sql, { actorAccountId, action: 'create', targetType: 'IpBlock', targetId: id, humanIdentifier: c.ip, detail: { severity: c.severity } });
@@ -106,13 +107,14 @@ export async function updateIpBlock(services: Services, actorAccountId: string |
     if (!current) throw notFound();
     if (c.ip && (await ipTaken(sql, c.ip, id))) c.problems.push('Ip has already been taken');
     if (c.problems.length) throw invalid(c.problems);
-    const expires = expiresAt(services, input.expiresIn);
+    const now = services.clock.now();
+    const expires = expiresAt(now, input.expiresIn);
     const [updated] = await sql.query<IpBlockRow>(
       `update ip_blocks set ip = coalesce($2::cidr, ip), severity = coalesce($3, severity),
               comment = case when $4::boolean then $5 else comment end,
               expires_at = case when $6::boolean then $7::timestamptz else expires_at end, updated_at = $8
         where id = $1 returning ${COLUMNS}`,
-      [id, c.ip ?? null, c.severity ?? null, input.comment !== undefined, input.comment ?? '', expires !== undefined, expires ?? null, services.clock.now()],
+      [id, c.ip ?? null, c.severity ?? null, input.comment !== undefined, input.comment ?? '', expires !== undefined, expires ?? null, now],
     );
     await notifyChange(sql);
     await logAdminAction(services, sql, { actorAccountId, action: 'update', targetType: 'IpBlock', targetId: id, humanIdentifier: updated!.ip });
