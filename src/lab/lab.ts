@@ -26,6 +26,7 @@ import type { InstanceSpec, Scenario } from './scenario-types.ts';
 import type { TraceWriter } from './trace.ts';
 import type { PeerContext } from './network-types.ts';
 import { createPeer, type LabPeer } from './peers/index.ts';
+import { seededRandom } from './scenario.ts';
 
 export type PeerFactory = (name: string, software: Exclude<InstanceSpec['software'], 'roost'>, ctx: PeerContext) => LabPeer;
 
@@ -145,13 +146,11 @@ export class Lab {
         }
       } else {
         const make: PeerFactory = this.opts.createPeer ?? ((name, software, ctx) => createPeer(name, software, ctx, { origin: `http://${name}` }));
-        const peerSeed = spec.name;
-        let n = 0;
         const peer = make(spec.name, spec.software, {
           clock: this.clock,
           send: this.network.sender(spec.name),
           schedule: (at, fn) => this.schedule(at, fn),
-          random: () => drawFor(scenario.seed, peerSeed, n++),
+          random: seededRandom(scenario.seed, `peer:${spec.name}`),
         });
         this.peers.set(spec.name, peer);
         this.network.attach(peer);
@@ -410,13 +409,4 @@ export class LabControlError extends Error {
     super(message);
     this.status = status;
   }
-}
-
-function drawFor(seed: number, name: string, n: number): number {
-  // A peer's own stream: the same numbers for the same seed, name and position.
-  let h = 2166136261 ^ seed;
-  for (const ch of `${name}#${n}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-  h = Math.imul(h ^ (h >>> 15), 2246822507);
-  h = Math.imul(h ^ (h >>> 13), 3266489909);
-  return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
 }

@@ -294,7 +294,8 @@ function schemaProblems(data: unknown, lines: Lines): { line: number; message: s
 // ---------------------------------------------------------------------------------------------
 // Seeded choices (down_fraction): the same seed picks the same hosts on every machine.
 
-function seededRandom(seed: number, salt: string): () => number {
+/** A seeded stream of numbers in [0, 1): the same for the same seed and salt on every machine. */
+export function seededRandom(seed: number, salt: string): () => number {
   // FNV-1a over the seed and the salt, then mulberry32.
   let h = 0x811c9dc5;
   for (const ch of `${seed}:${salt}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
